@@ -1,0 +1,69 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Module layout follows the data flow (see docs/architecture.md):
+// C shims → Core (bytes, JSON, records, config tree) → Templates → Encoding → IO → Runtime → CLI.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "pushline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pushline", targets: ["pushline"]),
+        .library(name: "PushlineCore", targets: ["PushlineCore"]),
+        .library(name: "PushlineTemplates", targets: ["PushlineTemplates"]),
+        .library(name: "PushlineEncoding", targets: ["PushlineEncoding"]),
+        .library(name: "PushlineIO", targets: ["PushlineIO"]),
+        .library(name: "PushlineRuntime", targets: ["PushlineRuntime"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // C shims: typed wrappers for the macro and variadic C APIs, nothing else.
+        .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+
+        // Pure core: no I/O, no dependencies.
+        .target(name: "PushlineCore", swiftSettings: strict),
+        .target(name: "PushlineTemplates", dependencies: ["PushlineCore"], swiftSettings: strict),
+        .target(name: "PushlineEncoding", dependencies: ["PushlineCore", "PushlineTemplates"], swiftSettings: strict),
+
+        // I/O.
+        .target(name: "PushlineIO", dependencies: ["PushlineCore", "CZlib"], swiftSettings: strict),
+        .target(
+            name: "PushlineRuntime",
+            dependencies: [
+                "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO", "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "pushline",
+            dependencies: [
+                "PushlineRuntime", "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Tests mirror the modules; PushlineTestSupport holds what several of them share.
+        .target(name: "PushlineTestSupport", dependencies: ["PushlineCore"], path: "Tests/PushlineTestSupport", swiftSettings: strict),
+        .testTarget(name: "PushlineCoreTests", dependencies: ["PushlineCore", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushlineTemplatesTests", dependencies: ["PushlineTemplates", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushlineEncodingTests", dependencies: ["PushlineEncoding", "PushlineTestSupport", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
+        .testTarget(name: "PushlineIOTests", dependencies: ["PushlineIO", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushlineRuntimeTests", dependencies: ["PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,99 @@
+/// Where rendered template text lands.
+///
+/// A template never builds a `String`: it appends byte runs here. In `.jsonStringContent` mode the
+/// bytes are JSON-escaped as they are written (the caller has opened the string and will close it),
+/// so a rendered value goes straight into the request body. In `.raw` mode the bytes are kept as
+/// they are, for values that are post-processed (typed fields, truncation, header values).
+///
+/// The byte limit bounds what one render may produce (counted before escaping), so a runaway loop
+/// or a huge record value cannot blow up a payload buffer.
+public struct RenderOutput: Sendable {
+    public enum Mode: Sendable, Equatable {
+        case jsonStringContent
+        case raw
+    }
+
+    /// Thrown when a render would exceed `limit` bytes of text.
+    public struct LimitExceeded: Error, Sendable, Equatable {
+        public let limit: Int
+    }
+
+    public let mode: Mode
+    public let limit: Int
+    /// Bytes of text written so far (before escaping).
+    public private(set) var textCount: Int = 0
+    internal var storage: [UInt8]
+
+    public init(mode: Mode, limit: Int = 8192, reservingCapacity capacity: Int = 256) {
+        self.mode = mode
+        self.limit = limit
+        self.storage = []
+        self.storage.reserveCapacity(capacity)
+    }
+
+    /// Wraps an existing buffer (moved in, not copied); `JSONWriter` uses this to render in place.
+    internal init(mode: Mode, limit: Int, adopting storage: consuming [UInt8]) {
+        self.mode = mode
+        self.limit = limit
+        self.storage = storage
+    }
+
+    internal mutating func takeStorage() -> [UInt8] {
+        var out: [UInt8] = []
+        swap(&out, &storage)
+        return out
+    }
+
+    /// The bytes written, in raw mode the rendered text itself.
+    public var bytes: [UInt8] { storage }
+
+    /// Empties the output, keeping its capacity, so one output serves many renders.
+    public mutating func removeAll() {
+        storage.removeAll(keepingCapacity: true)
+        textCount = 0
+    }
+
+    /// Appends text bytes (expected to be UTF-8; invalid sequences become U+FFFD when escaping).
+    public mutating func write(_ text: UnsafeRawBufferPointer) throws(LimitExceeded) {
+        try reserveText(text.count)
+        append(text)
+    }
+
+    public mutating func write(_ text: StaticString) throws(LimitExceeded) {
+        try write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    public mutating func write(_ text: [UInt8]) throws(LimitExceeded) {
+        try reserveText(text.count)
+        text.withUnsafeBytes { append($0) }
+    }
+
+    public mutating func write(_ text: ArraySlice<UInt8>) throws(LimitExceeded) {
+        try reserveText(text.count)
+        text.withUnsafeBytes { append($0) }
+    }
+
+    public mutating func write(_ text: String) throws(LimitExceeded) {
+        var text = text
+        try reserveText(text.utf8.count)
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    public mutating func write(byte: UInt8) throws(LimitExceeded) {
+        try reserveText(1)
+        withUnsafeBytes(of: byte) { append($0) }
+    }
+
+    private mutating func append(_ text: UnsafeRawBufferPointer) {
+        switch mode {
+        case .raw: storage.append(contentsOf: text)
+        case .jsonStringContent: JSONEscaper.appendEscaped(text, to: &storage)
+        }
+    }
+
+    internal mutating func reserveText(_ count: Int) throws(LimitExceeded) {
+        let next = textCount &+ count
+        guard next <= limit else { throw LimitExceeded(limit: limit) }
+        textCount = next
+    }
+}

@@ -1,0 +1,2 @@
+// Pipeline encoders land here (see docs/architecture.md).
+import PushlineCore

@@ -1,0 +1,2 @@
+// Audience reading and output files land here.
+import PushlineCore

@@ -1,0 +1,2 @@
+// Stage actors and run orchestration land here.
+import PushlineCore

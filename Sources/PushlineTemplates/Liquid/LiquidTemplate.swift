@@ -1,0 +1,12 @@
+import PushlineCore
+
+// STUB: the Liquid helper replaces this with the real compiler and renderer.
+struct LiquidTemplate: CompiledTemplate {
+    let literalText: String?
+    init(compiling source: String, options: TemplateOptions) throws(TemplateCompileError) {
+        literalText = source
+    }
+    func render(record: JSONValue, into output: inout RenderOutput) throws(TemplateRenderError) {
+        do { try output.write(literalText ?? "") } catch { throw TemplateRenderError(error) }
+    }
+}

@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderCore() { #expect(Bool(true)) }

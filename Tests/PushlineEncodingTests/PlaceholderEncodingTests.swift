@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderEncoding() { #expect(Bool(true)) }

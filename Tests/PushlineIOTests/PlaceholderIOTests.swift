@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderIO() { #expect(Bool(true)) }

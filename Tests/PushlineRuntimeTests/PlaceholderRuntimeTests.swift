@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderRuntime() { #expect(Bool(true)) }
