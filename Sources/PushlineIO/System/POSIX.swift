@@ -39,19 +39,6 @@ enum POSIX {
         }
     }
 
-    /// Reads until `buffer` is full or the input ends (pipes return short reads); returns the count.
-    static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
-        var filled = 0
-        while filled < buffer.count {
-            switch readSome(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])) {
-            case .success(0): return .success(filled)
-            case .success(let count): filled += count
-            case .failure(let error): return .failure(error)
-            }
-        }
-        return .success(filled)
-    }
-
     /// Writes all of `bytes`, looping over short writes.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Void, Errno> {
         guard var next = bytes.baseAddress else { return .success(()) }
