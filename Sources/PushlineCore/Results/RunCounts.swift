@@ -5,6 +5,8 @@
 public struct RunCounts: Sendable, Equatable {
     /// Non-blank lines read.
     public var lines = 0
+    /// Blank lines skipped (they hold no recipient; counted so line numbers reconcile).
+    public var blankLines = 0
     /// Lines rejected whole (invalid JSON, too long, no id, no devices).
     public var linesRejected = 0
     /// Device entries found in routed lines.
@@ -31,6 +33,7 @@ public struct RunCounts: Sendable, Equatable {
 
     public mutating func add(_ other: RunCounts) {
         lines += other.lines
+        blankLines += other.blankLines
         linesRejected += other.linesRejected
         devices += other.devices
         truncated += other.truncated

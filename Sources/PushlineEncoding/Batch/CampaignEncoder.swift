@@ -14,7 +14,7 @@ public struct CampaignEncoder: Sendable {
 
     /// Encodes every line of a batch buffer, plus lines the reader already found too long.
     public func encode(
-        buffer: [UInt8], lines: [AudienceLine], oversizeLines: [(number: Int, length: Int)] = [],
+        buffer: [UInt8], lines: some Sequence<AudienceLine>, oversizeLines: [(number: Int, length: Int)] = [],
         into batch: inout EncodedBatch
     ) {
         for (number, length) in oversizeLines {

@@ -36,6 +36,17 @@ public struct Campaign: Sendable {
     public var warnings: [ConfigDiagnostic]
 }
 
+extension Campaign {
+    /// Whether some route of this campaign produces requests for `provider`.
+    public func encodes(_ provider: Provider) -> Bool {
+        switch provider {
+        case .apns: apns != nil
+        case .fcm: fcmAndroid != nil || fcmIOS != nil
+        case .webpush, .adm: false
+        }
+    }
+}
+
 public struct CampaignCompileError: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [ConfigDiagnostic]
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
