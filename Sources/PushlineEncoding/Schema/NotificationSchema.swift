@@ -42,7 +42,7 @@ public enum NotificationSchema {
         SchemaProperty("title", .string()),
         SchemaProperty("subtitle", .string()),
         SchemaProperty("sound", .oneOf([.string(), .object(criticalSound)])),
-        SchemaProperty("badge", .oneOf([.integer(0...99_999), .string()])),
+        SchemaProperty("badge", .oneOf([.string(), .integer(0...99_999)])),
         SchemaProperty("thread_id", .string()),
         SchemaProperty("category", .string()),
         SchemaProperty("content_available", .boolean),
