@@ -1,0 +1,59 @@
+/// Number filters with Ruby's rules: integer arithmetic stays integral, `divided_by` on integers
+/// floors, `modulo` takes the divisor's sign.
+enum LiquidMathFilters {
+    static func rounded(_ input: LiquidValue, rule: FloatingPointRoundingRule) throws(LiquidFilterError) -> LiquidValue {
+        switch input.toNumber {
+        case .int(let i): return .int(i)
+        case .double(let d): return .int(LiquidNumber.double(d.rounded(rule)).intValue)
+        }
+    }
+
+    static func round(_ input: LiquidValue, digits: LiquidValue?) throws(LiquidFilterError) -> LiquidValue {
+        let n = input.toNumber
+        let places = try digits.map { (v) throws(LiquidFilterError) in try LiquidFilters.integer(v, "digits") } ?? 0
+        switch n {
+        case .int(let i): return places >= 0 ? .int(i) : .int(i)
+        case .double(let d):
+            if places <= 0 { return .int(LiquidNumber.double(d.rounded(.toNearestOrAwayFromZero)).intValue) }
+            var scale = 1.0
+            for _ in 0..<min(places, 15) { scale *= 10 }
+            return .double((d * scale).rounded(.toNearestOrAwayFromZero) / scale)
+        }
+    }
+
+    static func arithmetic(_ filter: LiquidFilter, _ a: LiquidNumber, _ b: LiquidNumber) throws(LiquidFilterError) -> LiquidValue {
+        if case .int(let x) = a, case .int(let y) = b {
+            switch filter {
+            case .plus: if let r = exact(x.addingReportingOverflow(y)) { return r }
+            case .minus: if let r = exact(x.subtractingReportingOverflow(y)) { return r }
+            case .times: if let r = exact(x.multipliedReportingOverflow(by: y)) { return r }
+            case .divided_by:
+                guard y != 0 else { throw LiquidFilterError("divided by 0") }
+                let (q, r) = x.quotientAndRemainder(dividingBy: y)
+                return .int(r != 0 && (r < 0) != (y < 0) ? q - 1 : q)
+            default:
+                guard y != 0 else { throw LiquidFilterError("divided by 0") }
+                let r = x % y
+                return .int(r != 0 && (r < 0) != (y < 0) ? r + y : r)
+            }
+        }
+        let x = a.doubleValue, y = b.doubleValue
+        switch filter {
+        case .plus: return .double(x + y)
+        case .minus: return .double(x - y)
+        case .times: return .double(x * y)
+        case .divided_by:
+            guard y != 0 else { throw LiquidFilterError("divided by 0") }
+            return .double(x / y)
+        default:
+            guard y != 0 else { throw LiquidFilterError("divided by 0") }
+            let r = x.truncatingRemainder(dividingBy: y)
+            return .double(r != 0 && (r < 0) != (y < 0) ? r + y : r)
+        }
+    }
+
+    /// Nil on overflow, so the float path below computes an approximate result instead.
+    private static func exact(_ result: (partialValue: Int, overflow: Bool)) -> LiquidValue? {
+        result.overflow ? nil : .int(result.partialValue)
+    }
+}

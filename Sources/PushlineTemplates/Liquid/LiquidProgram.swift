@@ -1,0 +1,91 @@
+import PushlineCore
+
+/// A compiled Liquid template: a tree of nodes whose literal text is ready-to-write bytes and whose
+/// lookups are pre-parsed paths.
+indirect enum LiquidNode: Sendable {
+    case text([UInt8])
+    case output(LiquidFilteredExpression)
+    case conditional(branches: [LiquidBranch], otherwise: [LiquidNode]?)
+    case caseWhen(subject: LiquidExpression, whens: [(values: [LiquidExpression], body: [LiquidNode])], otherwise: [LiquidNode]?)
+    case forLoop(LiquidForLoop)
+    case breakLoop
+    case continueLoop
+    case assign(name: [UInt8], value: LiquidFilteredExpression)
+    case capture(name: [UInt8], body: [LiquidNode])
+    case increment(name: [UInt8])
+    case decrement(name: [UInt8])
+    case block([LiquidNode])
+    case include(LiquidInclude)
+}
+
+struct LiquidBranch: Sendable {
+    var condition: LiquidCondition
+    var body: [LiquidNode]
+}
+
+struct LiquidForLoop: Sendable {
+    var variable: [UInt8]
+    var collection: LiquidExpression
+    var limit: LiquidExpression?
+    var offset: LiquidExpression?
+    var reversed: Bool
+    var body: [LiquidNode]
+    var otherwise: [LiquidNode]?
+}
+
+/// `include` (shares the caller's variables) or `render` (isolated): snippets come only from
+/// `TemplateOptions.snippets`, compiled with the template.
+struct LiquidInclude: Sendable {
+    var snippet: String
+    var isolated: Bool
+    /// `with expr [as name]` or `for expr [as name]`.
+    var subject: LiquidExpression?
+    var subjectIsLoop: Bool
+    var alias: [UInt8]?
+    var arguments: [(name: [UInt8], value: LiquidExpression)]
+}
+
+indirect enum LiquidCondition: Sendable {
+    case truthy(LiquidExpression)
+    case compare(LiquidExpression, LiquidOperator, LiquidExpression)
+    case and(LiquidCondition, LiquidCondition)
+    case or(LiquidCondition, LiquidCondition)
+    case not(LiquidCondition)
+}
+
+enum LiquidOperator: Sendable {
+    case equal, notEqual, less, greater, lessOrEqual, greaterOrEqual, contains
+}
+
+/// A value: a literal, a variable path, or a range.
+indirect enum LiquidExpression: Sendable {
+    case literal(LiquidValue)
+    case variable(LiquidVariable)
+    case range(LiquidExpression, LiquidExpression)
+}
+
+/// A variable lookup: a root name and steps, pre-parsed. `jsonPath` is the whole lookup as one
+/// `JSONPath` when every step is static, so the common case is a single `value(at:)` call.
+struct LiquidVariable: Sendable {
+    enum Step: Sendable {
+        case key([UInt8])
+        case index(Int)
+        case dynamic(LiquidExpression)
+    }
+    var root: [UInt8]
+    var steps: [Step]
+    var jsonPath: JSONPath?
+    /// The lookup as written, for strict-mode errors.
+    var text: String
+}
+
+struct LiquidFilteredExpression: Sendable {
+    var base: LiquidExpression
+    var filters: [LiquidFilterCall]
+}
+
+struct LiquidFilterCall: Sendable {
+    var filter: LiquidFilter
+    var arguments: [LiquidExpression]
+    var keywordArguments: [(name: [UInt8], value: LiquidExpression)]
+}
