@@ -27,7 +27,7 @@ enum LiquidArrayFilters {
     }
 
     private static func key(_ e: LiquidValue, _ property: LiquidValue?, _ state: borrowing LiquidRenderState) -> LiquidValue {
-        guard let property else { return e }
+        guard let property, !property.isNil else { return e }
         return e.property(property.textBytes, state: state) ?? .null
     }
 
@@ -36,7 +36,8 @@ enum LiquidArrayFilters {
         var keyed: [(key: LiquidValue, value: LiquidValue)] = []
         for e in elements {
             var k = key(e, property, state).normalized
-            if natural, case .string(let s) = k { k = .string(LiquidStringFilters.downcase(s)) }
+            // Natural sort compares text, case-insensitively, whatever the values are.
+            if natural, !k.isNil { k = .string(LiquidStringFilters.downcase(k.textBytes)) }
             keyed.append((k, e))
         }
         var failed = false

@@ -112,8 +112,11 @@ struct LiquidExpressionParser {
             position += 1
             let key = try parseExpression()
             try expect(.closeBracket, "']'")
-            guard case .literal(.string(let name)) = key else { throw error("a bracketed root must be a string", at: token) }
-            return .variable(try parseSteps(root: name, start: token))
+            if case .literal(.string(let name)) = key { return .variable(try parseSteps(root: name, start: token)) }
+            var variable = try parseSteps(root: [], start: token)
+            variable.rootExpression = key
+            variable.jsonPath = nil
+            return .variable(variable)
         default:
             throw error("expected a value, found \(describe(token))")
         }
@@ -148,7 +151,7 @@ struct LiquidExpressionParser {
             }
         }
         let isStatic = components.count == steps.count + 1
-        return LiquidVariable(root: root, steps: steps, jsonPath: isStatic ? JSONPath(components: components) : nil, text: text)
+        return LiquidVariable(root: root, rootExpression: nil, steps: steps, jsonPath: isStatic ? JSONPath(components: components) : nil, text: text)
     }
 
     /// `expression | filter: arg, key: value | filter`.

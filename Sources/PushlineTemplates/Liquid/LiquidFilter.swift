@@ -17,15 +17,17 @@ enum LiquidFilter: String, Sendable, CaseIterable {
         switch self {
         case .capitalize, .upcase, .downcase, .strip, .lstrip, .rstrip, .strip_newlines, .newline_to_br,
              .strip_html, .escape, .escape_once, .url_encode, .url_decode, .first, .last, .size, .reverse,
-             .compact, .abs, .ceil, .floor:
+             .abs, .ceil, .floor:
             0...0
-        case .sort, .sort_natural, .uniq, .round, .default:
+        case .sort, .sort_natural, .uniq, .compact, .round, .default:
             0...1
         case .append, .prepend, .remove, .remove_first, .remove_last, .split, .map, .concat,
              .plus, .minus, .times, .divided_by, .modulo, .at_least, .at_most, .date:
             1...1
-        case .replace, .replace_first, .replace_last:
+        case .replace, .replace_first:
             1...2
+        case .replace_last:
+            2...2
         case .truncate, .truncatewords:
             0...2
         case .slice, .where:

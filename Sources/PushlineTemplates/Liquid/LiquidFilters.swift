@@ -66,9 +66,9 @@ enum LiquidFilters {
         // Arrays
         case .join:
             let separator = arg(0)?.textBytes ?? [UInt8(ascii: " ")]
-            guard let elements = input.arrayElements else { return .string(input.textBytes) }
+            guard input.arrayElements != nil else { return .string(input.textBytes) }
             var out: [UInt8] = []
-            for (i, e) in elements.enumerated() {
+            for (i, e) in LiquidArrayFilters.flatElements(input).enumerated() {
                 if i > 0 { out += separator }
                 e.appendText(to: &out)
             }
@@ -82,7 +82,9 @@ enum LiquidFilters {
         case .uniq: return LiquidArrayFilters.uniq(input, property: arg(0), state: state)
         case .compact: return LiquidArrayFilters.compact(input, property: arg(0), state: state)
         case .map: return try LiquidArrayFilters.map(input, property: args[0], state: state)
-        case .where: return try LiquidArrayFilters.where(input, property: args[0], value: arg(1), state: state)
+        case .where:
+            guard input.arrayElements != nil || input.isObject else { throw LiquidFilterError("where expects an array") }
+            return try LiquidArrayFilters.where(input, property: args[0], value: arg(1), state: state)
         case .concat:
             guard let extra = args[0].arrayElements else { throw LiquidFilterError("concat expects an array argument") }
             return .array(LiquidArrayFilters.flatElements(input) + extra)
@@ -113,11 +115,11 @@ enum LiquidFilters {
     static func integer(_ value: LiquidValue, _ what: String) throws(LiquidFilterError) -> Int {
         switch value.normalized {
         case .int(let i): return i
-        case .double(let d): return LiquidNumber.double(d).intValue
+        case .double: throw LiquidFilterError("\(what) must be an integer")
         case .string(let s):
             guard let n = LiquidNumber(parsing: s) else { throw LiquidFilterError("\(what) must be a number") }
             return n.intValue
-        case .null: return 0
+        case .null: throw LiquidFilterError("\(what) is undefined")
         default: throw LiquidFilterError("\(what) must be a number")
         }
     }

@@ -45,8 +45,8 @@ struct LiquidLexer {
                         throw LiquidSource(source).error(at: token.offset, "'raw' tag was never closed")
                     }
                     tokens.append(token)
-                    tokens.append(LiquidToken(kind: .text, content: i..<bodyEnd.lowerBound, name: i..<i, offset: i))
-                    var endToken = LiquidToken(kind: .tag, content: bodyEnd.upperBound..<bodyEnd.upperBound, name: bodyEnd, offset: bodyEnd.lowerBound)
+                    tokens.append(LiquidToken(kind: .text, content: i..<bodyEnd.start, name: i..<i, offset: i))
+                    var endToken = LiquidToken(kind: .tag, content: bodyEnd.name.upperBound..<bodyEnd.name.upperBound, name: bodyEnd.name, offset: bodyEnd.start)
                     endToken.trimLeft = trim.left
                     endToken.trimRight = trim.right
                     tokens.append(endToken)
@@ -111,7 +111,7 @@ struct LiquidLexer {
 
     /// Finds `{% endName %}` (counting nested `{% nestedName %}`); returns the closing tag's name
     /// range, the offset after it, and its whitespace control.
-    private func findClosing(endName: String, nestedName: String?, from start: Int) -> (Range<Int>, Int, (left: Bool, right: Bool))? {
+    private func findClosing(endName: String, nestedName: String?, from start: Int) -> (ClosingTag, Int, (left: Bool, right: Bool))? {
         var depth = 0
         var i = start
         while let open = find(UInt8(ascii: "{"), UInt8(ascii: "%"), from: i) {
@@ -121,12 +121,17 @@ struct LiquidLexer {
             if let nestedName, name.elementsEqual(nestedName.utf8) {
                 depth += 1
             } else if name.elementsEqual(endName.utf8) {
-                if depth == 0 { return (open..<token.name.upperBound, close + 2, (token.trimLeft, token.trimRight)) }
+                if depth == 0 { return (ClosingTag(start: open, name: token.name), close + 2, (token.trimLeft, token.trimRight)) }
                 depth -= 1
             }
             i = close + 2
         }
         return nil
+    }
+
+    struct ClosingTag {
+        var start: Int
+        var name: Range<Int>
     }
 
     private func applyWhitespaceControl(_ tokens: inout [LiquidToken]) {

@@ -10,11 +10,17 @@ enum LiquidMathFilters {
 
     static func round(_ input: LiquidValue, digits: LiquidValue?) throws(LiquidFilterError) -> LiquidValue {
         let n = input.toNumber
-        let places = try digits.map { (v) throws(LiquidFilterError) in try LiquidFilters.integer(v, "digits") } ?? 0
+        // Like Ruby Liquid: a non-numeric digit count counts as 0.
+        let places = digits?.toNumber.intValue ?? 0
+        if places < 0 {
+            var scale = 1.0
+            for _ in 0..<min(-places, 18) { scale *= 10 }
+            return .int(LiquidNumber.double((n.doubleValue / scale).rounded(.toNearestOrAwayFromZero) * scale).intValue)
+        }
         switch n {
-        case .int(let i): return places >= 0 ? .int(i) : .int(i)
+        case .int(let i): return .int(i)
         case .double(let d):
-            if places <= 0 { return .int(LiquidNumber.double(d.rounded(.toNearestOrAwayFromZero)).intValue) }
+            if places == 0 { return .int(LiquidNumber.double(d.rounded(.toNearestOrAwayFromZero)).intValue) }
             var scale = 1.0
             for _ in 0..<min(places, 15) { scale *= 10 }
             return .double((d * scale).rounded(.toNearestOrAwayFromZero) / scale)
@@ -38,18 +44,36 @@ enum LiquidMathFilters {
             }
         }
         let x = a.doubleValue, y = b.doubleValue
+        // Ruby Liquid computes with BigDecimal: round binary noise back to the operands' decimals.
+        let places = max(decimalPlaces(a), decimalPlaces(b))
         switch filter {
-        case .plus: return .double(x + y)
-        case .minus: return .double(x - y)
-        case .times: return .double(x * y)
+        case .plus: return .double(round(x + y, places))
+        case .minus: return .double(round(x - y, places))
+        case .times: return .double(round(x * y, decimalPlaces(a) + decimalPlaces(b)))
         case .divided_by:
             guard y != 0 else { throw LiquidFilterError("divided by 0") }
             return .double(x / y)
         default:
             guard y != 0 else { throw LiquidFilterError("divided by 0") }
             let r = x.truncatingRemainder(dividingBy: y)
-            return .double(r != 0 && (r < 0) != (y < 0) ? r + y : r)
+            return .double(round(r != 0 && (r < 0) != (y < 0) ? r + y : r, places))
         }
+    }
+
+    private static func decimalPlaces(_ n: LiquidNumber) -> Int {
+        guard case .double(let d) = n, d.isFinite else { return 0 }
+        let text = d.description
+        guard !text.contains("e"), let dot = text.firstIndex(of: ".") else { return 16 }
+        let fraction = text[text.index(after: dot)...]
+        return fraction == "0" ? 0 : fraction.count
+    }
+
+    private static func round(_ value: Double, _ places: Int) -> Double {
+        guard places < 15, value.isFinite else { return value }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let r = (value * scale).rounded() / scale
+        return r.isFinite ? r : value
     }
 
     /// Nil on overflow, so the float path below computes an approximate result instead.

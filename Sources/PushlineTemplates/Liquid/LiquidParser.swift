@@ -67,6 +67,15 @@ struct LiquidParser {
     }
 
     private mutating func parseTag(_ tagName: String, _ token: LiquidToken) throws(TemplateCompileError) -> LiquidNode? {
+        // Comments are not markup: check them before tokenizing.
+        if tagName == "#" {
+            try checkInlineComment(token)
+            return nil
+        }
+        if tagName == "comment" {
+            if token.fromLiquidTag { try skipLiquidComment(token) }
+            return nil
+        }
         var markup = try LiquidExpressionParser(source: source, range: token.content)
         switch tagName {
         case "if", "unless":
@@ -97,6 +106,11 @@ struct LiquidParser {
                     otherwise = body
                 }
             }
+            // Blocks holding only whitespace (and silent tags) print nothing, as in Shopify.
+            if branches.allSatisfy({ LiquidParser.isBlank($0.body) }) && LiquidParser.isBlank(otherwise ?? []) {
+                for i in branches.indices { branches[i].body = LiquidParser.removingBlankText(branches[i].body) }
+                otherwise = otherwise.map(LiquidParser.removingBlankText)
+            }
             return .conditional(branches: branches, otherwise: otherwise)
 
         case "case":
@@ -104,31 +118,39 @@ struct LiquidParser {
             defer { depth -= 1 }
             let subject = try markup.parseExpression()
             try markup.expectEnd()
-            var whens: [(values: [LiquidExpression], body: [LiquidNode])] = []
-            var otherwise: [LiquidNode]? = nil
+            var blocks: [LiquidCaseBlock] = []
             var (_, terminator) = try parseBlock(until: ["when", "else", "endcase"], opener: token)
             while let t = terminator, name(t) != "endcase" {
                 let (body, next) = try parseBlock(until: ["when", "else", "endcase"], opener: token)
                 if name(t) == "when" {
                     var p = try LiquidExpressionParser(source: source, range: t.content)
                     var values = [try p.parseExpression()]
+                    // Shopify stops reading a `when` at the first token that is not `,` or `or`.
                     while p.consume(.comma) || p.consumeWord("or") { values.append(try p.parseExpression()) }
-                    try p.expectEnd()
-                    whens.append((values, body))
+                    blocks.append(LiquidCaseBlock(values: values, body: body))
                 } else {
-                    otherwise = (otherwise ?? []) + body
+                    blocks.append(LiquidCaseBlock(values: nil, body: body))
                 }
                 terminator = next
             }
-            return .caseWhen(subject: subject, whens: whens, otherwise: otherwise)
+            if blocks.allSatisfy({ LiquidParser.isBlank($0.body) }) {
+                for i in blocks.indices { blocks[i].body = LiquidParser.removingBlankText(blocks[i].body) }
+            }
+            return .caseWhen(subject: subject, blocks: blocks)
 
         case "for":
             try enterBlock(token)
             defer { depth -= 1 }
             let variable = try markup.parseName("loop variable")
             guard markup.consumeWord("in") else { throw markup.error("expected 'in' in for loop, found \(markup.describe(markup.current))") }
+            let collectionStart = markup.current.offset
             let collection = try markup.parseExpression()
-            var loop = LiquidForLoop(variable: variable, collection: collection, limit: nil, offset: nil, reversed: false, body: [], otherwise: nil)
+            let collectionEnd = markup.current.offset
+            var collectionText = Array(source[collectionStart..<collectionEnd])
+            while let last = collectionText.last, LiquidText.isWhitespace(last) { collectionText.removeLast() }
+            var loop = LiquidForLoop(
+                name: variable + [UInt8(ascii: "-")] + collectionText, offsetContinues: false,
+                variable: variable, collection: collection, limit: nil, offset: nil, reversed: false, body: [], otherwise: nil)
             while !markup.atEnd {
                 if markup.consumeWord("reversed") { loop.reversed = true; continue }
                 if markup.consumeWord("limit") {
@@ -136,7 +158,7 @@ struct LiquidParser {
                     loop.limit = try markup.parseExpression()
                 } else if markup.consumeWord("offset") {
                     try markup.expect(.colon, "':' after offset")
-                    loop.offset = try markup.parseExpression()
+                    if markup.consumeWord("continue") { loop.offsetContinues = true } else { loop.offset = try markup.parseExpression() }
                 } else if markup.consume(.comma) {
                     continue
                 } else {
@@ -147,6 +169,10 @@ struct LiquidParser {
             loop.body = body
             if let t = terminator, name(t) == "else" {
                 loop.otherwise = try parseBlock(until: ["endfor"], opener: token).0
+            }
+            if LiquidParser.isBlank(loop.body) && LiquidParser.isBlank(loop.otherwise ?? []) {
+                loop.body = LiquidParser.removingBlankText(loop.body)
+                loop.otherwise = loop.otherwise.map(LiquidParser.removingBlankText)
             }
             return .forLoop(loop)
 
@@ -190,22 +216,6 @@ struct LiquidParser {
             position += 1
             return text.isEmpty ? nil : .text(text)
 
-        case "comment":
-            if token.fromLiquidTag {
-                var nested = 0
-                while position < tokens.count {
-                    let n = name(tokens[position])
-                    position += 1
-                    if n == "comment" { nested += 1 }
-                    if n == "endcomment" { if nested == 0 { return nil }; nested -= 1 }
-                }
-                throw error(token, "'comment' tag was never closed")
-            }
-            return nil
-
-        case "#":
-            return nil
-
         case "liquid":
             var sub = LiquidParser(source: source, tokens: liquidTagLines(token), options: options, depth: depth)
             let nodes = try sub.parseDocument()
@@ -220,17 +230,52 @@ struct LiquidParser {
         }
     }
 
+    /// Every line of a multi-line `{% # … %}` must start with `#`.
+    private func checkInlineComment(_ token: LiquidToken) throws(TemplateCompileError) {
+        var i = token.content.lowerBound
+        while i < token.content.upperBound {
+            if source[i] == 0x0A {
+                var j = i + 1
+                while j < token.content.upperBound, LiquidText.isWhitespace(source[j]), source[j] != 0x0A { j += 1 }
+                if j < token.content.upperBound, source[j] != 0x0A, source[j] != UInt8(ascii: "#") {
+                    throw LiquidSource(source).error(at: j, "every line of an inline comment must start with '#'")
+                }
+            }
+            i += 1
+        }
+    }
+
+    private mutating func skipLiquidComment(_ token: LiquidToken) throws(TemplateCompileError) {
+        var nested = 0
+        while position < tokens.count {
+            let n = name(tokens[position])
+            position += 1
+            if n == "comment" { nested += 1 }
+            if n == "endcomment" {
+                if nested == 0 { return }
+                nested -= 1
+            }
+        }
+        throw error(token, "'comment' tag was never closed")
+    }
+
     private mutating func parseInclude(_ markup: inout LiquidExpressionParser, isolated: Bool) throws(TemplateCompileError) -> LiquidInclude {
-        guard markup.current.kind == .string else {
+        var include = LiquidInclude(snippet: nil, snippetExpression: nil, isolated: isolated, subject: nil, subjectIsLoop: false, alias: nil, arguments: [])
+        if markup.current.kind == .string {
+            let nameToken = markup.advance()
+            let snippet = markup.text(nameToken)
+            guard options.snippets[snippet] != nil else {
+                throw markup.error("unknown snippet '\(snippet)' (snippets come from the campaign's snippets, never files)", at: nameToken)
+            }
+            snippetNames.append(snippet)
+            include.snippet = snippet
+        } else if !isolated {
+            // `include` may name its snippet with a variable: every snippet must then be compiled.
+            include.snippetExpression = try markup.parseExpression()
+            snippetNames += options.snippets.keys.sorted()
+        } else {
             throw markup.error("expected a snippet name in quotes, found \(markup.describe(markup.current))")
         }
-        let nameToken = markup.advance()
-        let snippet = markup.text(nameToken)
-        guard options.snippets[snippet] != nil else {
-            throw markup.error("unknown snippet '\(snippet)' (snippets come from the campaign's snippets, never files)", at: nameToken)
-        }
-        snippetNames.append(snippet)
-        var include = LiquidInclude(snippet: snippet, isolated: isolated, subject: nil, subjectIsLoop: false, alias: nil, arguments: [])
         if markup.isWord("with") || markup.isWord("for") {
             include.subjectIsLoop = markup.isWord("for")
             _ = markup.advance()
@@ -246,6 +291,26 @@ struct LiquidParser {
             _ = markup.consume(.comma)
         }
         return include
+    }
+
+    /// Whether nodes print nothing but whitespace: text that is all whitespace, silent tags, and
+    /// blocks made of those.
+    static func isBlank(_ nodes: [LiquidNode]) -> Bool {
+        nodes.allSatisfy { node in
+            switch node {
+            case .text(let t): t.allSatisfy(LiquidText.isWhitespace)
+            case .assign, .capture, .breakLoop, .continueLoop: true
+            case .conditional(let branches, let otherwise): branches.allSatisfy { isBlank($0.body) } && isBlank(otherwise ?? [])
+            case .caseWhen(_, let blocks): blocks.allSatisfy { isBlank($0.body) }
+            case .forLoop(let loop): isBlank(loop.body) && isBlank(loop.otherwise ?? [])
+            case .block(let inner): isBlank(inner)
+            case .output, .increment, .decrement, .include: false
+            }
+        }
+    }
+
+    static func removingBlankText(_ nodes: [LiquidNode]) -> [LiquidNode] {
+        nodes.filter { if case .text = $0 { false } else { true } }
     }
 
     /// The lines of `{% liquid %}` as tag tokens (ranges into the same source, nothing copied).

@@ -6,7 +6,9 @@ indirect enum LiquidNode: Sendable {
     case text([UInt8])
     case output(LiquidFilteredExpression)
     case conditional(branches: [LiquidBranch], otherwise: [LiquidNode]?)
-    case caseWhen(subject: LiquidExpression, whens: [(values: [LiquidExpression], body: [LiquidNode])], otherwise: [LiquidNode]?)
+    /// `when` and `else` blocks in source order: Shopify renders every matching `when`, and an
+    /// `else` when no `when` before it matched.
+    case caseWhen(subject: LiquidExpression, blocks: [LiquidCaseBlock])
     case forLoop(LiquidForLoop)
     case breakLoop
     case continueLoop
@@ -23,7 +25,16 @@ struct LiquidBranch: Sendable {
     var body: [LiquidNode]
 }
 
+struct LiquidCaseBlock: Sendable {
+    /// Nil for `else`.
+    var values: [LiquidExpression]?
+    var body: [LiquidNode]
+}
+
 struct LiquidForLoop: Sendable {
+    /// `variable-collection` as written: `forloop.name`, and the key `offset: continue` resumes from.
+    var name: [UInt8]
+    var offsetContinues: Bool
     var variable: [UInt8]
     var collection: LiquidExpression
     var limit: LiquidExpression?
@@ -36,7 +47,9 @@ struct LiquidForLoop: Sendable {
 /// `include` (shares the caller's variables) or `render` (isolated): snippets come only from
 /// `TemplateOptions.snippets`, compiled with the template.
 struct LiquidInclude: Sendable {
-    var snippet: String
+    /// The snippet's name, or nil when `include` names it with a variable.
+    var snippet: String?
+    var snippetExpression: LiquidExpression?
     var isolated: Bool
     /// `with expr [as name]` or `for expr [as name]`.
     var subject: LiquidExpression?
@@ -73,6 +86,8 @@ struct LiquidVariable: Sendable {
         case dynamic(LiquidExpression)
     }
     var root: [UInt8]
+    /// A root looked up by a computed name, `{{ [key] }}`.
+    var rootExpression: LiquidExpression?
     var steps: [Step]
     var jsonPath: JSONPath?
     /// The lookup as written, for strict-mode errors.

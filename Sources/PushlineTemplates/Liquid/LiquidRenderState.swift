@@ -8,6 +8,9 @@ struct LiquidRenderState {
     struct LoopFrame {
         var index0: Int
         var length: Int
+        var name: [UInt8]
+        /// The outermost loop of a `render` snippet, whose `parentloop` is nil.
+        var isRoot: Bool
     }
 
     let root: LiquidValue
@@ -19,6 +22,8 @@ struct LiquidRenderState {
     var counters: [[UInt8]: Int] = [:]
     var loops: [LoopFrame] = []
     var iterations = 0
+    /// Where each loop stopped, by loop name, for `offset: continue`.
+    var loopOffsets: [[UInt8]: Int] = [:]
     var snippetDepth = 0
 
     init(root: LiquidValue) { self.root = root }
@@ -44,7 +49,8 @@ struct LiquidRenderState {
         if LiquidText.equals(key, "first") { return .bool(frame.index0 == 0) }
         if LiquidText.equals(key, "last") { return .bool(frame.index0 == frame.length - 1) }
         if LiquidText.equals(key, "length") { return .int(frame.length) }
-        if LiquidText.equals(key, "parentloop") { return depth > 0 ? .forloop(depth - 1) : .null }
+        if LiquidText.equals(key, "parentloop") { return depth > 0 && !frame.isRoot ? .forloop(depth - 1) : .null }
+        if LiquidText.equals(key, "name") { return .string(frame.name) }
         return nil
     }
 }

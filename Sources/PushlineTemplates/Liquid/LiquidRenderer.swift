@@ -25,20 +25,23 @@ struct LiquidRenderer {
                     let r = try render(chosen, &state, &output)
                     if r != .none { return r }
                 }
-            case .caseWhen(let subject, let whens, let otherwise):
+            case .caseWhen(let subject, let blocks):
                 let value = try evaluate(subject, &state)
                 var matched = false
-                for when in whens {
-                    for candidate in when.values where LiquidValue.equal(value, try evaluate(candidate, &state)) {
-                        matched = true
-                        let r = try render(when.body, &state, &output)
-                        if r != .none { return r }
-                        break
+                for block in blocks {
+                    guard let values = block.values else {
+                        if !matched {
+                            let r = try render(block.body, &state, &output)
+                            if r != .none { return r }
+                        }
+                        continue
                     }
-                }
-                if !matched, let otherwise {
-                    let r = try render(otherwise, &state, &output)
-                    if r != .none { return r }
+                    // Each matching value renders the body once, as Shopify does.
+                    for candidate in values where LiquidValue.equal(value, try evaluate(candidate, &state)) {
+                        matched = true
+                        let r = try render(block.body, &state, &output)
+                        if r != .none { return r }
+                    }
                 }
             case .forLoop(let loop):
                 let r = try renderFor(loop, &state, &output)
@@ -66,7 +69,8 @@ struct LiquidRenderer {
                 let r = try render(body, &state, &output)
                 if r != .none { return r }
             case .include(let include):
-                try renderSnippet(include, &state, &output)
+                let r = try renderSnippet(include, &state, &output)
+                if r != .none { return r }
             }
         }
         return .none
@@ -81,8 +85,9 @@ struct LiquidRenderer {
 
     private func renderFor(_ loop: LiquidForLoop, _ state: inout LiquidRenderState, _ output: inout RenderOutput) throws(TemplateRenderError) -> Interrupt {
         let collection = try evaluate(loop.collection, &state)
-        let offset = try loop.offset.map { (e) throws(TemplateRenderError) in try evaluate(e, &state).toNumber.intValue } ?? 0
-        let limit = try loop.limit.map { (e) throws(TemplateRenderError) in try evaluate(e, &state).toNumber.intValue }
+        var offset = try loop.offset.flatMap { (e) throws(TemplateRenderError) in try loopNumber(e, "offset", &state) } ?? 0
+        if loop.offsetContinues { offset = state.loopOffsets[loop.name] ?? 0 }
+        let limit = try loop.limit.flatMap { (e) throws(TemplateRenderError) in try loopNumber(e, "limit", &state) }
 
         // Ranges are counted before they are built, so `(1..1000000000)` hits the loop limit, not memory.
         var lower = 0
@@ -90,19 +95,24 @@ struct LiquidRenderer {
         if case .range(let lo, let hi) = collection.normalized { lower = lo; total = max(0, hi - lo + 1) } else { total = -1 }
         var items: [LiquidValue] = []
         if total < 0 {
-            if case .string = collection.normalized { items = [collection] } else { items = collection.iterationElements }
+            switch collection.normalized {
+            case .string(let s): items = s.isEmpty ? [] : [collection]
+            case .int, .double, .bool: items = []
+            default: items = collection.iterationElements
+            }
             total = items.count
         }
         let start = min(max(offset, 0), total)
         var count = total - start
         if let limit { count = min(count, max(limit, 0)) }
+        state.loopOffsets[loop.name] = start + count
         if count == 0 {
             if let otherwise = loop.otherwise { return try render(otherwise, &state, &output) }
             return .none
         }
         if state.iterations + count > options.maxLoopIterations { throw .loopLimit(options.maxLoopIterations) }
 
-        state.loops.append(.init(index0: 0, length: count))
+        state.loops.append(.init(index0: 0, length: count, name: loop.name, isRoot: false))
         state.bindings.append((loop.variable, .null))
         defer {
             state.loops.removeLast()
@@ -120,17 +130,34 @@ struct LiquidRenderer {
         return .none
     }
 
+    /// `limit:`/`offset:` values: integers or numeric strings; nil (undefined) means not given.
+    private func loopNumber(_ e: LiquidExpression, _ what: String, _ state: inout LiquidRenderState) throws(TemplateRenderError) -> Int? {
+        let value = try evaluate(e, &state).normalized
+        if value.isNil { return nil }
+        switch value {
+        case .int, .double, .string:
+            guard let n = value.numeric ?? { if case .string(let s) = value { LiquidNumber(parsing: s) } else { nil } }() else {
+                throw .other("for loop \(what) must be a number")
+            }
+            return n.intValue
+        default:
+            throw .other("for loop \(what) must be a number")
+        }
+    }
+
     // MARK: Snippets
 
-    private func renderSnippet(_ include: LiquidInclude, _ state: inout LiquidRenderState, _ output: inout RenderOutput) throws(TemplateRenderError) {
-        guard let body = snippets[include.snippet] else { throw .other("unknown snippet '\(include.snippet)'") }
+    private func renderSnippet(_ include: LiquidInclude, _ state: inout LiquidRenderState, _ output: inout RenderOutput) throws(TemplateRenderError) -> Interrupt {
+        var name = include.snippet ?? ""
+        if let e = include.snippetExpression { name = LiquidText.string(try evaluate(e, &state).textBytes) }
+        guard let body = snippets[name] else { throw .other("unknown snippet '\(name)'") }
         guard state.snippetDepth < options.maxNestingDepth else {
             throw .other("snippets nest deeper than \(options.maxNestingDepth) levels")
         }
         let subject = try include.subject.map { (e) throws(TemplateRenderError) in try evaluate(e, &state) }
         var arguments: [(name: [UInt8], value: LiquidValue)] = []
         for argument in include.arguments { arguments.append((argument.name, try evaluate(argument.value, &state))) }
-        let alias = include.alias ?? Array(include.snippet.utf8)
+        let alias = include.alias ?? Array(name.utf8)
 
         // `render` sees only its arguments and the record; `include` shares the caller's variables.
         var saved: (globals: [[UInt8]: LiquidValue], bindings: [(name: [UInt8], value: LiquidValue)], loops: [LiquidRenderState.LoopFrame], counters: [[UInt8]: Int])?
@@ -153,12 +180,18 @@ struct LiquidRenderer {
                 state.counters = saved.counters
             }
         }
-        state.bindings += arguments
+        // `render` arguments are the snippet's own variables (an `assign` may replace them);
+        // `include` arguments shadow the caller's for the snippet's duration.
+        if include.isolated {
+            for a in arguments { state.globals[a.name] = a.value }
+        } else {
+            state.bindings += arguments
+        }
 
         if let subject, include.subjectIsLoop, let items = subject.arrayElements {
             try countIteration(&state, adding: 0)
             state.bindings.append((alias, .null))
-            if include.isolated { state.loops.append(.init(index0: 0, length: items.count)) }
+            if include.isolated { state.loops.append(.init(index0: 0, length: items.count, name: alias, isRoot: true)) }
             defer { if include.isolated { state.loops.removeLast() } }
             for (i, item) in items.enumerated() {
                 try countIteration(&state)
@@ -166,7 +199,7 @@ struct LiquidRenderer {
                 if include.isolated { state.loops[state.loops.count - 1].index0 = i }
                 _ = try render(body, &state, &output)
             }
-            return
+            return .none
         }
         if let subject {
             state.bindings.append((alias, subject))
@@ -174,7 +207,9 @@ struct LiquidRenderer {
             // `include 'product'` binds `product` to the caller's `product` variable, as Shopify does.
             state.bindings.append((alias, value))
         }
-        _ = try render(body, &state, &output)
+        let r = try render(body, &state, &output)
+        // A `break` in an included snippet ends the caller's loop; `render` is sealed.
+        return include.isolated ? .none : r
     }
 
     // MARK: Expressions
@@ -217,7 +252,9 @@ struct LiquidRenderer {
            let found = record.value(at: path) {
             return .json(found)
         }
-        guard var value = state.variable(variable.root) else { return nil }
+        var root = variable.root
+        if let e = variable.rootExpression { root = try evaluate(e, &state).textBytes }
+        guard var value = state.variable(root) else { return nil }
         for step in variable.steps {
             let next: LiquidValue?
             switch step {
@@ -260,12 +297,22 @@ struct LiquidRenderer {
             case .equal: return LiquidValue.equal(left, right)
             case .notEqual: return !LiquidValue.equal(left, right)
             case .contains: return left.contains(right)
-            case .less: return LiquidValue.compare(left, right).map { $0 < 0 } ?? false
-            case .greater: return LiquidValue.compare(left, right).map { $0 > 0 } ?? false
-            case .lessOrEqual: return LiquidValue.compare(left, right).map { $0 <= 0 } ?? false
-            case .greaterOrEqual: return LiquidValue.compare(left, right).map { $0 >= 0 } ?? false
+            case .less: return try order(left, right).map { $0 < 0 } ?? false
+            case .greater: return try order(left, right).map { $0 > 0 } ?? false
+            case .lessOrEqual: return try order(left, right).map { $0 <= 0 } ?? false
+            case .greaterOrEqual: return try order(left, right).map { $0 >= 0 } ?? false
             }
         }
+    }
+}
+
+extension LiquidRenderer {
+    /// Ordering for `<` and friends: nil (false) when a side is nil, an error for values of
+    /// kinds that have no order between them (a string and a number), as in Ruby.
+    func order(_ a: LiquidValue, _ b: LiquidValue) throws(TemplateRenderError) -> Int? {
+        if a.isNil || b.isNil { return nil }
+        guard let c = LiquidValue.compare(a, b) else { throw .other("cannot compare these values with an ordering operator") }
+        return c
     }
 }
 

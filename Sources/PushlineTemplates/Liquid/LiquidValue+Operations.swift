@@ -62,6 +62,7 @@ extension LiquidValue {
         case (.bool(let x), .bool(let y)): return x == y
         case (.string(let x), .string(let y)): return x == y
         case (.range(let a1, let a2), .range(let b1, let b2)): return a1 == b1 && a2 == b2
+        case (let x, let y) where x.isObject && y.isObject: return x.textBytes == y.textBytes
         case (let x, let y):
             if let nx = x.numeric, let ny = y.numeric { return nx == ny }
             if let ex = x.arrayElements, let ey = y.arrayElements {
@@ -82,6 +83,8 @@ extension LiquidValue {
     }
 
     func contains(_ needle: LiquidValue) -> Bool {
+        // Shopify: a nil or false needle is never contained.
+        guard needle.isTruthy else { return false }
         switch normalized {
         case .string(let s):
             guard case .string(let n) = needle.normalized else {
