@@ -58,7 +58,7 @@ enum LiquidFilters {
             return .string(LiquidStringFilters.replace(input.textBytes, target, with: replacement, which))
         case .slice:
             let start = try integer(args[0], "start")
-            let length = try arg(1).map { (v) throws(LiquidFilterError) in try integer(v, "length") } ?? 1
+            let length = try arg(1).flatMap { (v) throws(LiquidFilterError) in v.isNil ? nil : try integer(v, "length") } ?? 1
             return LiquidArrayFilters.slice(input, start: start, length: length)
         case .split:
             return .array(LiquidStringFilters.split(input.textBytes, by: arg(0)?.textBytes ?? [UInt8(ascii: " ")]).map { .string($0) })
@@ -81,8 +81,11 @@ enum LiquidFilters {
             return try LiquidArrayFilters.sort(input, property: arg(0), natural: filter == .sort_natural, state: state)
         case .uniq: return LiquidArrayFilters.uniq(input, property: arg(0), state: state)
         case .compact: return LiquidArrayFilters.compact(input, property: arg(0), state: state)
-        case .map: return try LiquidArrayFilters.map(input, property: args[0], state: state)
+        case .map:
+            if args[0].isNil { return .array([]) }
+            return try LiquidArrayFilters.map(input, property: args[0], state: state)
         case .where:
+            if input.isNil || args[0].isNil { return .array([]) }
             guard input.arrayElements != nil || input.isObject else { throw LiquidFilterError("where expects an array") }
             return try LiquidArrayFilters.where(input, property: args[0], value: arg(1), state: state)
         case .concat:

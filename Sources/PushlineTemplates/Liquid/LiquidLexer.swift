@@ -115,13 +115,33 @@ struct LiquidLexer {
         var depth = 0
         var i = start
         while let open = find(UInt8(ascii: "{"), UInt8(ascii: "%"), from: i) {
-            guard let close = find(UInt8(ascii: "%"), UInt8(ascii: "}"), from: open + 2) else { return nil }
-            let token = markupToken(start: open, end: close, isTag: true)
-            let name = source[token.name]
-            if let nestedName, name.elementsEqual(nestedName.utf8) {
+            // Only a well-formed `{% name %}` counts; any other `{%` inside the body is text.
+            var j = open + 2
+            let trimLeft = j < source.count && source[j] == UInt8(ascii: "-")
+            if trimLeft { j += 1 }
+            while j < source.count, LiquidText.isWhitespace(source[j]) { j += 1 }
+            let nameStart = j
+            while j < source.count, LiquidLexer.isWordByte(source[j]) { j += 1 }
+            let name = source[nameStart..<j]
+            let isEnd = name.elementsEqual(endName.utf8)
+            let isNested = nestedName.map { name.elementsEqual($0.utf8) } ?? false
+            let isRaw = nestedName != nil && name.elementsEqual("raw".utf8)
+            guard isEnd || isNested || isRaw, let close = find(UInt8(ascii: "%"), UInt8(ascii: "}"), from: j) else {
+                i = open + 2
+                continue
+            }
+            if isRaw {
+                // A raw block inside a comment hides whatever looks like tags in it.
+                guard let (_, rawEnd, _) = findClosing(endName: "endraw", nestedName: nil, from: close + 2) else { return nil }
+                i = rawEnd
+                continue
+            }
+            if isNested {
                 depth += 1
-            } else if name.elementsEqual(endName.utf8) {
-                if depth == 0 { return (ClosingTag(start: open, name: token.name), close + 2, (token.trimLeft, token.trimRight)) }
+            } else if depth == 0 {
+                let trimRight = close > j && source[close - 1] == UInt8(ascii: "-")
+                return (ClosingTag(start: open, name: nameStart..<j), close + 2, (trimLeft, trimRight))
+            } else {
                 depth -= 1
             }
             i = close + 2

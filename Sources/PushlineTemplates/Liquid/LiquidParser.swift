@@ -76,6 +76,12 @@ struct LiquidParser {
             if token.fromLiquidTag { try skipLiquidComment(token) }
             return nil
         }
+        if tagName == "liquid" {
+            var sub = LiquidParser(source: source, tokens: liquidTagLines(token), options: options, depth: depth)
+            let nodes = try sub.parseDocument()
+            snippetNames += sub.snippetNames
+            return .block(nodes)
+        }
         var markup = try LiquidExpressionParser(source: source, range: token.content)
         switch tagName {
         case "if", "unless":
@@ -215,12 +221,6 @@ struct LiquidParser {
             guard position < tokens.count, name(tokens[position]) == "endraw" else { throw error(token, "'raw' tag was never closed") }
             position += 1
             return text.isEmpty ? nil : .text(text)
-
-        case "liquid":
-            var sub = LiquidParser(source: source, tokens: liquidTagLines(token), options: options, depth: depth)
-            let nodes = try sub.parseDocument()
-            snippetNames += sub.snippetNames
-            return .block(nodes)
 
         case "include", "render":
             return .include(try parseInclude(&markup, isolated: tagName == "render"))

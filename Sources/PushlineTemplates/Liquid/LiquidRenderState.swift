@@ -9,8 +9,8 @@ struct LiquidRenderState {
         var index0: Int
         var length: Int
         var name: [UInt8]
-        /// The outermost loop of a `render` snippet, whose `parentloop` is nil.
-        var isRoot: Bool
+        /// The loop of `render … for`, which is no loop's `parentloop`.
+        var isRenderLoop: Bool
     }
 
     let root: LiquidValue
@@ -49,7 +49,7 @@ struct LiquidRenderState {
         if LiquidText.equals(key, "first") { return .bool(frame.index0 == 0) }
         if LiquidText.equals(key, "last") { return .bool(frame.index0 == frame.length - 1) }
         if LiquidText.equals(key, "length") { return .int(frame.length) }
-        if LiquidText.equals(key, "parentloop") { return depth > 0 && !frame.isRoot ? .forloop(depth - 1) : .null }
+        if LiquidText.equals(key, "parentloop") { return depth > 0 && !loops[depth - 1].isRenderLoop ? .forloop(depth - 1) : .null }
         if LiquidText.equals(key, "name") { return .string(frame.name) }
         return nil
     }

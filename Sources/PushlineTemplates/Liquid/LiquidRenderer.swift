@@ -112,7 +112,7 @@ struct LiquidRenderer {
         }
         if state.iterations + count > options.maxLoopIterations { throw .loopLimit(options.maxLoopIterations) }
 
-        state.loops.append(.init(index0: 0, length: count, name: loop.name, isRoot: false))
+        state.loops.append(.init(index0: 0, length: count, name: loop.name, isRenderLoop: false))
         state.bindings.append((loop.variable, .null))
         defer {
             state.loops.removeLast()
@@ -191,7 +191,7 @@ struct LiquidRenderer {
         if let subject, include.subjectIsLoop, let items = subject.arrayElements {
             try countIteration(&state, adding: 0)
             state.bindings.append((alias, .null))
-            if include.isolated { state.loops.append(.init(index0: 0, length: items.count, name: alias, isRoot: true)) }
+            if include.isolated { state.loops.append(.init(index0: 0, length: items.count, name: alias, isRenderLoop: true)) }
             defer { if include.isolated { state.loops.removeLast() } }
             for (i, item) in items.enumerated() {
                 try countIteration(&state)
@@ -311,6 +311,10 @@ extension LiquidRenderer {
     /// kinds that have no order between them (a string and a number), as in Ruby.
     func order(_ a: LiquidValue, _ b: LiquidValue) throws(TemplateRenderError) -> Int? {
         if a.isNil || b.isNil { return nil }
+        switch (a, b) {
+        case (.empty, _), (.blank, _), (_, .empty), (_, .blank): return nil
+        default: break
+        }
         guard let c = LiquidValue.compare(a, b) else { throw .other("cannot compare these values with an ordering operator") }
         return c
     }
