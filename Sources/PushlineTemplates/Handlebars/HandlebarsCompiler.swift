@@ -165,12 +165,8 @@ private struct HandlebarsCompilationUnit {
         var parser = HandlebarsExpressionParser(token.bytes, base: token.offset, positions: positions)
         let call = try parser.parseCall(emptyMessage: "block name expected")
         var block = try blockHead(call, tagOffset: token.tagOffset)
-        if token.kind == .inverseOpen {
-            guard case .section = block.kind else {
-                throw error(token.offset, "{{^\(String(decoding: call.headText, as: UTF8.self))}} needs a plain name; use {{#unless}}")
-            }
-            block.inInverse = true
-        }
+        // `{{^name}}` and `{{^if x}}`: the content is the block's inverse.
+        if token.kind == .inverseOpen { block.inInverse = true }
         if stack.filter({ !$0.chained }).count >= options.maxNestingDepth {
             throw error(token.tagOffset, "blocks nested deeper than \(options.maxNestingDepth) levels")
         }
@@ -234,6 +230,8 @@ private struct HandlebarsCompilationUnit {
         }
         let context = try call.params.first.map { (operand) throws(TemplateCompileError) in try argument(operand) }
         guard let index = try compiler.partial(named: name, indent: indent) else {
+            // Mustache renders an unknown partial as nothing; Handlebars (and Pushline) refuse it.
+            if compiler.compat { return }
             throw error(token.offset, "unknown partial '\(String(decoding: name, as: UTF8.self))' (partials come from the campaign's snippets)")
         }
         append(.partial(index: index, context: context))

@@ -69,7 +69,9 @@ struct HandlebarsLexer {
             if backslashes && !(open - 1 > textStart && source[open - 2] == UInt8(ascii: "\\")) {
                 // `\{{`: the `{{` and everything up to the next `{{` is literal text.
                 text.append(contentsOf: source[textStart..<(open - 1)])
-                let next = find(open: open + 2) ?? n
+                var next = find(open: open + 2) ?? n
+                // The literal run stops before backslashes that escape the next tag.
+                for _ in 0..<2 where next < n && next - 1 > open + 1 && source[next - 1] == UInt8(ascii: "\\") { next -= 1 }
                 text.append(contentsOf: source[open..<next])
                 textStart = next
                 i = next

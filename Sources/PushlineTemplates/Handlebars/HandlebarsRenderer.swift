@@ -158,8 +158,10 @@ struct HandlebarsRenderer {
         case .context(let depth, let scoped):
             guard let contextFrame = frame.contextFrame(depth: depth) else { return .missing }
             let value = follow(contextFrame.pointee.context, path)
-            guard value.isMissing, compat, !scoped, !path.segments.isEmpty else { return value }
-            // Mustache / compat: the first name resolves in the nearest context that has it.
+            guard value.isMissing, compat, !scoped, !path.segments.isEmpty,
+                  !hasMember(contextFrame.pointee.context, path.segments[0]) else { return value }
+            // Mustache / compat: the first name resolves in the nearest context that has it
+            // (only the first: `a.b` never mixes `a` from one context with `b` from another).
             var outer = contextFrame.pointee.parent
             while let current = outer {
                 if current.pointee.ownsContext, case .json(let json) = current.pointee.context, json.kind == .object,
@@ -199,6 +201,11 @@ struct HandlebarsRenderer {
             json = next
         }
         return .json(json)
+    }
+
+    private func hasMember(_ value: HandlebarsValue, _ segment: HandlebarsSegment) -> Bool {
+        guard case .json(let json) = value else { return false }
+        return member(json, segment) != nil
     }
 
     private func member(_ json: JSONValue, _ segment: HandlebarsSegment) -> JSONValue? {

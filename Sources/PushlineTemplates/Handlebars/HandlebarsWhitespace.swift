@@ -22,7 +22,8 @@ enum HandlebarsWhitespace {
             if t > 0 { tailCut[t - 1] = before }
             if t + 1 < tokens.count { leadCut[t + 1] = after }
             if tokens[t].kind == .partial {
-                indents[tokens[t].offset] = t > 0 ? Array(tokens[t - 1].bytes.suffix(before)) : []
+                // `{{~>` strips the indentation away, so the partial is not indented.
+                indents[tokens[t].offset] = t > 0 && !tokens[t].stripBefore ? Array(tokens[t - 1].bytes.suffix(before)) : []
             }
         }
         for t in tokens.indices where tokens[t].kind == .text {
