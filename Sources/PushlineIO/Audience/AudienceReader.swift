@@ -189,7 +189,7 @@ public struct AudienceReader: ~Copyable {
             return true
         }
         while true {
-            if unconsumedInput.isEmpty, try !readInput() {
+            if try !readInput() {
                 if inflater.atMemberBoundary { return false }
                 throw .truncatedGzip(path: path, offset: bytesRead)
             }
@@ -200,7 +200,7 @@ public struct AudienceReader: ~Copyable {
                 let error: AudienceReadError = failure.isDataError
                     ? .corruptGzip(path: path, offset: offset, zlibMessage: failure.message)
                     : .zlibFailure(path: path, offset: offset, status: failure.status)
-                // Bytes inflated before the fault are still good: split them first.
+                // Lines completed before the fault go out first (the contract); the error follows.
                 guard step.produced > 0 else { throw error }
                 deferredError = error
             }

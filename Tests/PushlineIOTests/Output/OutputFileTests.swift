@@ -73,6 +73,35 @@ import Testing
         #expect(result.texts == (1...1500).map(Records.line))
     }
 
+    /// Writes of every size around an 8-byte buffer (exactly filling it, overflowing it, larger
+    /// than it, empty) keep their order.
+    @Test(arguments: [false, true])
+    func writesOfEverySizeKeepTheirOrder(gzip: Bool) throws {
+        if gzip && !Shell.has("gzip") {
+            print("skipped: needs the system gzip binary")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file(gzip ? "sizes.gz" : "sizes")
+        var file = try OutputFile(path: path, options: .init(compression: gzip ? .gzip(level: 1) : .none, bufferSize: 8))
+        var expected: [UInt8] = []
+        var next: UInt8 = 0
+        for size in [3, 5, 8, 0, 1, 7, 9, 16, 2, 6, 8, 20, 4, 4, 8, 1] {
+            let chunk = (0..<size).map { _ in next &+= 1; return next }
+            try file.write(chunk)
+            expected += chunk
+        }
+        try file.close()
+        var actual = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        if gzip {
+            let decompressed = directory.file("decompressed")
+            try Shell.require("gzip -dc \(Shell.quoted(path)) > \(Shell.quoted(decompressed))")
+            actual = try [UInt8](Data(contentsOf: URL(fileURLWithPath: decompressed)))
+        }
+        #expect(actual == expected)
+    }
+
     @Test(arguments: [false, true])
     func droppedWriterLeavesNothingBehind(gzip: Bool) throws {
         let directory = try TemporaryDirectory()
