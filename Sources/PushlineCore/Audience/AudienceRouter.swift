@@ -34,7 +34,7 @@ public enum AudienceRouter {
         guard root.kind == .object else {
             return .failure(.invalidDevice("a line must be a JSON object, found \(describe(root.kind))"))
         }
-        guard let id = root["id"] else { return .failure(.missingID("the record has no \"id\"")) }
+        guard let id = root.member("id") else { return .failure(.missingID("the record has no \"id\"")) }
         switch id.kind {
         case .string:
             if id.byteRange.count <= 2 { return .failure(.missingID("\"id\" is empty")) }
@@ -45,7 +45,7 @@ public enum AudienceRouter {
         }
 
         var routes: [DeviceRoute] = []
-        if let devices = root["devices"] {
+        if let devices = root.member("devices") {
             guard devices.kind == .array else {
                 return .failure(.noDevices("\"devices\" must be an array, found \(describe(devices.kind))"))
             }
@@ -54,7 +54,7 @@ public enum AudienceRouter {
             for (index, device) in devices.elements.enumerated() {
                 routes.append(routeDevice(device, index: index))
             }
-        } else if root["platform"] != nil {
+        } else if root.member("platform") != nil {
             routes.append(routeDevice(root, index: 0))
         } else {
             return .failure(.noDevices("the record has neither a \"devices\" array nor a flat \"platform\""))
@@ -66,14 +66,14 @@ public enum AudienceRouter {
         guard device.kind == .object else {
             return .rejected(index: index, platform: nil, .invalidDevice("device \(index) must be an object, found \(describe(device.kind))"))
         }
-        guard let platformValue = device["platform"], platformValue.kind == .string else {
+        guard let platformValue = device.member("platform"), platformValue.kind == .string else {
             return .rejected(index: index, platform: nil, .invalidDevice("device \(index) has no \"platform\" string"))
         }
         guard let platform = platformValue.withUnescapedString({ Platform(utf8: $0) }) ?? nil else {
             return .rejected(index: index, platform: nil, .unknownPlatform(platformValue.stringValue ?? ""))
         }
         var provider = platform.defaultProvider
-        if let providerValue = device["provider"] {
+        if let providerValue = device.member("provider") {
             guard providerValue.kind == .string,
                   let named = providerValue.withUnescapedString({ Provider(utf8: $0) }) ?? nil
             else {
@@ -90,7 +90,7 @@ public enum AudienceRouter {
         if provider == .webpush {
             return routeSubscription(device, index: index, platform: platform)
         }
-        guard let token = device["token"], token.kind == .string else {
+        guard let token = device.member("token"), token.kind == .string else {
             return .rejected(index: index, platform: platform, .invalidToken("device \(index) (\(platform.rawValue)) has no \"token\" string"))
         }
         let problem: String? = token.withUnescapedString { bytes in
@@ -111,16 +111,16 @@ public enum AudienceRouter {
         func reject(_ message: String) -> DeviceRoute {
             .rejected(index: index, platform: platform, .invalidToken("device \(index): \(message)"))
         }
-        guard let subscription = device["subscription"], subscription.kind == .object else {
+        guard let subscription = device.member("subscription"), subscription.kind == .object else {
             return reject("a web device needs a \"subscription\" object")
         }
-        guard let endpoint = subscription["endpoint"], endpoint.kind == .string else {
+        guard let endpoint = subscription.member("endpoint"), endpoint.kind == .string else {
             return reject("the subscription has no \"endpoint\" string")
         }
         if let problem = endpoint.withUnescapedString({ DeviceTokenRules.validateWebPushEndpoint($0) }) ?? nil {
             return reject(problem)
         }
-        guard let keys = subscription["keys"], keys.kind == .object else {
+        guard let keys = subscription.member("keys"), keys.kind == .object else {
             return reject("the subscription has no \"keys\" object")
         }
         for (name, size) in [("p256dh", 65), ("auth", 16)] {

@@ -23,11 +23,12 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
     }
 
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        for platform in Platform.allCases where platform.rawValue.utf8.elementsEqual(bytes) {
-            self = platform
-            return
-        }
-        return nil
+        // Compared as bytes: this runs for every device of the audience.
+        if bytes.elementsEqual("ios".utf8) { self = .ios }
+        else if bytes.elementsEqual("android".utf8) { self = .android }
+        else if bytes.elementsEqual("web".utf8) { self = .web }
+        else if bytes.elementsEqual("amazon".utf8) { self = .amazon }
+        else { return nil }
     }
 }
 
@@ -36,11 +37,11 @@ public enum Provider: String, Sendable, CaseIterable, Hashable, Comparable {
     case apns, fcm, webpush, adm
 
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        for provider in Provider.allCases where provider.rawValue.utf8.elementsEqual(bytes) {
-            self = provider
-            return
-        }
-        return nil
+        if bytes.elementsEqual("apns".utf8) { self = .apns }
+        else if bytes.elementsEqual("fcm".utf8) { self = .fcm }
+        else if bytes.elementsEqual("webpush".utf8) { self = .webpush }
+        else if bytes.elementsEqual("adm".utf8) { self = .adm }
+        else { return nil }
     }
 
     public static func < (lhs: Provider, rhs: Provider) -> Bool {

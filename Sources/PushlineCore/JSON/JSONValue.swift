@@ -247,3 +247,16 @@ public struct JSONValue: Sendable {
         return current
     }
 }
+
+extension JSONValue {
+    /// Calls `body` with a string's content bytes, unescaped; does nothing for other kinds.
+    /// A non-generic shortcut for hot paths that only copy the bytes somewhere.
+    public func withStringContent(_ body: (UnsafeRawBufferPointer) -> Void) {
+        _ = withUnescapedString { (bytes) -> Void in body(bytes) }
+    }
+
+    /// The member named by a compile-time key (no String bridging on the hot path).
+    public func member(_ key: StaticString) -> JSONValue? {
+        member(utf8: UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+}

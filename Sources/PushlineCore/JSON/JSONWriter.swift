@@ -75,6 +75,21 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// Writes a key already serialized as `"key":` (see `JSONWriter.serializedKey`): the
+    /// encoders pre-escape their member names once per campaign.
+    public mutating func writeKey(serialized key: [UInt8]) {
+        separator()
+        bytes.append(contentsOf: key)
+        needsComma = false
+    }
+
+    /// `"key":` escaped, for `writeKey(serialized:)`.
+    public static func serializedKey(_ key: String) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: key.utf8.count + 3)
+        writer.writeKey(key)
+        return writer.bytes
+    }
+
     public mutating func writeKey(utf8 key: UnsafeRawBufferPointer) {
         separator()
         bytes.append(UInt8(ascii: "\""))

@@ -8,8 +8,16 @@ public struct CampaignEncoder: Sendable {
     /// Nesting bound for audience lines (a deeper line is a reject, never a stack overflow).
     public var maxJSONDepth = 64
 
+    /// Constant bytes of each route's request lines.
+    let apnsFraming: RequestFraming?
+    let fcmIOSFraming: RequestFraming?
+    let fcmAndroidFraming: RequestFraming?
+
     public init(campaign: Campaign) {
         self.campaign = campaign
+        apnsFraming = campaign.apns.map(RequestFraming.apns)
+        fcmIOSFraming = campaign.fcmIOS.map { RequestFraming.fcm($0, platform: .ios) }
+        fcmAndroidFraming = campaign.fcmAndroid.map { RequestFraming.fcm($0, platform: .android) }
     }
 
     /// Encodes every line of a batch buffer, plus lines the reader already found too long.
@@ -18,7 +26,7 @@ public struct CampaignEncoder: Sendable {
         into batch: inout EncodedBatch
     ) {
         for (number, length) in oversizeLines {
-            batch.counts.lines += 1
+            batch.baseCounts.lines += 1
             rejectLine(number, id: nil, .lineTooLong(length, limit: campaign.maxLineBytes), into: &batch)
         }
         for line in lines {
@@ -27,7 +35,7 @@ public struct CampaignEncoder: Sendable {
     }
 
     public func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch) {
-        batch.counts.lines += 1
+        batch.baseCounts.lines += 1
         if batch.firstLine == 0 || line.number < batch.firstLine { batch.firstLine = line.number }
         batch.lastLine = max(batch.lastLine, line.number)
         let document: JSONDocument
@@ -45,20 +53,20 @@ public struct CampaignEncoder: Sendable {
         }
         var context = EncodeContext(record: record.root, fieldLimit: campaign.maxFieldBytes)
         for route in record.routes {
-            batch.counts.devices += 1
+            batch.baseCounts.devices += 1
             switch route {
             case .rejected(let index, let platform, let reason):
                 rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, into: &batch)
             case .routed(let device):
                 guard campaign.deviceTypes.contains(device.platform) else {
-                    batch.counts.skipped[SkipReason.notTargeted(device.platform).code, default: 0] += 1
+                    batch.baseCounts.skipped[SkipReason.notTargeted(device.platform).code, default: 0] += 1
                     continue
                 }
                 context.device = device.object
                 do {
                     let truncated = try encodeDevice(device, record: record, line: line.number, context: &context, into: &batch.requests[device.provider.ordinal])
-                    batch.counts.written[device.provider, default: 0] += 1
-                    if truncated { batch.counts.truncated += 1 }
+                    batch.writtenTally[device.provider.ordinal] += 1
+                    if truncated { batch.baseCounts.truncated += 1 }
                 } catch {
                     rejectDevice(line.number, record: record, index: device.index, platform: device.platform, provider: device.provider, error.reason, into: &batch)
                 }
@@ -75,14 +83,14 @@ public struct CampaignEncoder: Sendable {
         do throws(EncodeFailure) {
             switch (device.platform, device.provider) {
             case (.ios, .apns):
-                guard let plan = campaign.apns else { throw EncodeFailure(.noRoute(device, "providers.apns")) }
-                return try APNsEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.apns, let framing = apnsFraming else { throw EncodeFailure(.noRoute(device, "providers.apns")) }
+                return try APNsEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.ios, .fcm):
-                guard let plan = campaign.fcmIOS else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
-                return try FCMEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.fcmIOS, let framing = fcmIOSFraming else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.android, .fcm):
-                guard let plan = campaign.fcmAndroid else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
-                return try FCMEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.fcmAndroid, let framing = fcmAndroidFraming else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             default:
                 throw EncodeFailure(.noRoute(device, nil))
             }
@@ -93,7 +101,7 @@ public struct CampaignEncoder: Sendable {
     }
 
     func rejectLine(_ number: Int, id: JSONValue?, _ reason: RejectReason, into batch: inout EncodedBatch) {
-        batch.counts.linesRejected += 1
+        batch.baseCounts.linesRejected += 1
         RequestLine.writeReject(line: number, id: id, device: nil, platform: nil, provider: nil, reason, into: &batch.rejects)
     }
 
@@ -101,7 +109,7 @@ public struct CampaignEncoder: Sendable {
         _ number: Int, record: AudienceRecord, index: Int, platform: Platform?, provider: Provider?,
         _ reason: RejectReason, into batch: inout EncodedBatch
     ) {
-        batch.counts.rejected[reason.code, default: 0] += 1
+        batch.baseCounts.rejected[reason.code, default: 0] += 1
         RequestLine.writeReject(line: number, id: record.id, device: index, platform: platform, provider: provider, reason, into: &batch.rejects)
     }
 }

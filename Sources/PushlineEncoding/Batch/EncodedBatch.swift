@@ -6,7 +6,26 @@ public struct EncodedBatch: Sendable {
     /// Request lines per provider, indexed by `Provider.allCases` order.
     public var requests: [JSONWriter]
     public var rejects: JSONWriter
-    public var counts = RunCounts()
+    /// Counts other than the per-provider written tally (kept in `writtenTally` on the hot path).
+    var baseCounts = RunCounts()
+    /// Devices written per provider, by `Provider.ordinal`: an array add per device instead of a
+    /// dictionary update.
+    var writtenTally = [0, 0, 0, 0]
+
+    /// What happened to every line and device of the batch.
+    public var counts: RunCounts {
+        get {
+            var counts = baseCounts
+            for provider in Provider.allCases where writtenTally[provider.ordinal] > 0 {
+                counts.written[provider, default: 0] += writtenTally[provider.ordinal]
+            }
+            return counts
+        }
+        set {
+            baseCounts = newValue
+            writtenTally = [0, 0, 0, 0]
+        }
+    }
     /// Position of the batch in the input, for ordered sinks and progress.
     public var sequence: Int
     public var firstLine = 0

@@ -6,20 +6,15 @@ import PushlineCore
 /// `url`, `headers` and `body` exactly as the provider would receive them (minus credentials).
 /// Reject lines: `line`, `recipient`, `device`, `platform`, `provider`, `code`, `reason`.
 enum RequestLine {
-    static func writeIdentity(line: Int, id: JSONValue, device: RoutedDevice, into w: inout JSONWriter) {
+    /// Opens a request line: `{"recipient":…,"line":N,"device":I` (the route's framing follows).
+    static func writeIdentity(line: Int, id: JSONValue, device: Int, into w: inout JSONWriter) {
         w.beginObject()
         w.writeKey("recipient")
         writeRaw(id, into: &w)
         w.writeKey("line")
         w.writeInt(line)
         w.writeKey("device")
-        w.writeInt(device.index)
-        w.writeKey("platform")
-        w.writeString(device.platform.staticName)
-        w.writeKey("provider")
-        w.writeString(device.provider.staticName)
-        w.writeKey("method")
-        w.writeString("POST")
+        w.writeInt(device)
     }
 
     /// Closes the request object and ends the NDJSON line.
@@ -55,27 +50,5 @@ enum RequestLine {
         w.writeKey("reason")
         w.writeString(reason.message)
         finish(into: &w)
-    }
-}
-
-extension Platform {
-    var staticName: StaticString {
-        switch self {
-        case .ios: "ios"
-        case .android: "android"
-        case .web: "web"
-        case .amazon: "amazon"
-        }
-    }
-}
-
-extension Provider {
-    var staticName: StaticString {
-        switch self {
-        case .apns: "apns"
-        case .fcm: "fcm"
-        case .webpush: "webpush"
-        case .adm: "adm"
-        }
     }
 }

@@ -145,7 +145,7 @@ public indirect enum PayloadNode: Sendable {
             for member in members {
                 let keyMark = writer.count
                 let keyComma = writer.separatorPending
-                writer.writeKey(member.key)
+                writer.writeKey(serialized: member.serializedKey)
                 if try member.value.write(into: &writer, context: &context, omitIfEmpty: member.omitIfEmpty) {
                     wrote += 1
                 } else {
@@ -254,13 +254,18 @@ public indirect enum PayloadNode: Sendable {
 
 /// One member of a payload object.
 public struct PayloadMember: Sendable {
-    public var key: String
+    public var key: String {
+        didSet { serializedKey = JSONWriter.serializedKey(key) }
+    }
+    /// `"key":`, escaped once when the campaign compiles.
+    public private(set) var serializedKey: [UInt8]
     public var value: PayloadNode
     /// Drop the member when its value renders empty (`""`, `{}` or `[]`) rather than send it empty.
     public var omitIfEmpty: Bool
 
     public init(_ key: String, _ value: PayloadNode, omitIfEmpty: Bool = true) {
         self.key = key
+        self.serializedKey = JSONWriter.serializedKey(key)
         self.value = value
         self.omitIfEmpty = omitIfEmpty
     }

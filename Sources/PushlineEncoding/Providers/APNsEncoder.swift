@@ -3,30 +3,15 @@ import PushlineCore
 /// Encodes one APNs request: `POST /3/device/<token>` with the apns-* headers and the payload.
 enum APNsEncoder {
     static func encode(
-        _ plan: APNsPlan, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: APNsPlan, framing: RequestFraming, device: RoutedDevice, record: AudienceRecord, line: Int,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> Bool {
-        RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
-        w.writeKey("url")
-        w.beginRawValue()
-        plan.urlPrefix.withUnsafeBytes { w.appendRaw($0) }
+        RequestLine.writeIdentity(line: line, id: record.id, device: device.index, into: &w)
+        framing.head.withUnsafeBytes { w.appendRaw($0) }
         // The token was validated as hex, so its bytes are safe in a path and in JSON.
-        _ = device.address.withUnescapedString { w.appendRaw($0) }
-        w.appendRaw("\"")
+        device.address.withStringContent { w.appendRaw($0) }
+        framing.afterToken.withUnsafeBytes { w.appendRaw($0) }
         w.endRawValue()
-
-        w.writeKey("headers")
-        w.beginObject()
-        w.writeKey("apns-push-type")
-        w.writeString(plan.pushType)
-        w.writeKey("apns-priority")
-        w.writeString(String(plan.priority))
-        w.writeKey("apns-topic")
-        w.writeString(plan.topic)
-        if let expiration = plan.expiration {
-            w.writeKey("apns-expiration")
-            w.writeString(String(expiration))
-        }
         if let collapse = plan.collapseID {
             try collapse.renderRaw(record: context.record, into: &context.scratch)
             let bytes = context.scratch.bytes

@@ -24,9 +24,6 @@ public struct APNsPlan: Sendable {
     public var collapseID: TemplatedValue?
     public var environment: APNsEnvironment
     public var payloadLimit: Int
-
-    /// `https://api.push.apple.com/3/device/` — the token follows.
-    var urlPrefix: [UInt8] { Array("\"https://\(environment.host)/3/device/".utf8) }
 }
 
 /// Everything needed to encode an FCM v1 request for one device, fixed per campaign.

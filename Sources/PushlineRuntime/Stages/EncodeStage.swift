@@ -25,12 +25,16 @@ public enum EncodeStage {
                         for provider in Provider.allCases where encoder.campaign.encodes(provider) {
                             encoded.requests[provider.ordinal] = JSONWriter(reservingCapacity: estimate)
                         }
-                        encoder.encode(
-                            buffer: batch.buffer,
-                            lines: batch.lines.lazy.map { AudienceLine(number: $0.lineNumber, range: $0.range) },
-                            oversizeLines: batch.oversizeLines.map { (number: $0.lineNumber, length: $0.byteLength) },
-                            into: &encoded
-                        )
+                        if !batch.oversizeLines.isEmpty {
+                            encoder.encode(
+                                buffer: batch.buffer, lines: [],
+                                oversizeLines: batch.oversizeLines.map { (number: $0.lineNumber, length: $0.byteLength) },
+                                into: &encoded
+                            )
+                        }
+                        for line in batch.lines {
+                            encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: line.lineNumber, range: line.range), into: &encoded)
+                        }
                         await output.send(encoded)
                     }
                 }
