@@ -4,7 +4,12 @@ import PushlineCore
 // Reading: each iteration indexes one batch of audience lines held in one shared buffer, the way
 // the pipeline reads them. Bytes per second = throughput (batches/s) × `AudienceBatch.byteCount`
 // (printed in the benchmark's name).
-// Writing: each iteration encodes one APNs payload into a reused writer (no allocation).
+// Writing: each iteration encodes one APNs payload into a reused writer.
+//
+// Measured (Swift 6.3.1 release, Linux, 2 shared and busy x86_64 cores), 1000 lines = 412,448 bytes:
+//   validate+index      p0 398 µs (1.04 GB/s), p50 545–926 µs (0.45–0.76 GB/s); 1 malloc per line (the tape)
+//   + 3 lookups/unescape p0 1046 µs, p50 1172 µs; no allocation beyond the tape
+//   APNs payload write  p0 0.93–1.2 µs, p50 1.0–2.0 µs; 1 malloc per payload
 
 /// Realistic audience lines (~300 bytes: customer fields, an event, two devices), newline-separated.
 struct AudienceBatch: Sendable {
