@@ -1,7 +1,7 @@
 /// The validating pass that builds a document's tape (RFC 8259 grammar, UTF-8 strings).
 ///
-/// It is a loop over one explicit stack of open containers, not a recursive descent, so nesting
-/// costs no call stack and `maxDepth` bounds the only per-level memory.
+/// It is a loop, not a recursive descent: the open containers are chained through the tape, so
+/// nesting costs neither call stack nor extra memory, and `maxDepth` is a policy, not a safeguard.
 internal enum JSONParser {
     /// Why a fill stopped: the text is invalid, or the tape estimate was too small.
     private enum Stop: Error {
@@ -26,93 +26,56 @@ internal enum JSONParser {
         let bound = text.count / 2 + 1
         let estimate = text.count <= 64 * 1024 ? bound : text.count / 6 + 16
         let depthLimit = max(0, maxDepth)
-        // The stack of open containers: `maxDepth` indices, on the stack for the usual bounds.
-        // (The standard library's closures are not typed-throws yet, hence the Result.)
-        let result = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: max(1, depthLimit)) {
-            stack -> Result<[JSONTapeEntry], JSONParseError> in
-            switch build(base, text.count, capacity: estimate, stack: stack, maxDepth: depthLimit) {
-            case .success(let tape): return .success(tape)
-            case .failure(.invalid(let error)): return .failure(error)
-            case .failure(.tapeFull):
-                switch build(base, text.count, capacity: bound, stack: stack, maxDepth: depthLimit) {
-                case .success(let tape): return .success(tape)
-                case .failure(.invalid(let error)): return .failure(error)
-                case .failure(.tapeFull): preconditionFailure("tape bound of n/2 + 1 values exceeded")
-                }
+        do throws(Stop) {
+            do throws(Stop) {
+                return try build(base, text.count, capacity: estimate, maxDepth: depthLimit)
+            } catch .tapeFull {
+                return try build(base, text.count, capacity: bound, maxDepth: depthLimit)
+            }
+        } catch {
+            switch error {
+            case .invalid(let error): throw error
+            case .tapeFull: preconditionFailure("tape bound of n/2 + 1 values exceeded")
             }
         }
-        return try result.get()
     }
 
-    private static func build(
-        _ p: UnsafeRawPointer, _ n: Int, capacity: Int,
-        stack: UnsafeMutableBufferPointer<UInt32>, maxDepth: Int
-    ) -> Result<[JSONTapeEntry], Stop> {
-        var failure: Stop? = nil
-        let tape = [JSONTapeEntry](unsafeUninitializedCapacity: capacity) { tape, count in
-            do throws(Stop) {
-                count = try fill(p, n, tape: tape.baseAddress!, capacity: capacity, stack: stack.baseAddress!, maxDepth: maxDepth)
-            } catch {
-                failure = error
-                count = 0
-            }
+    private static func build(_ p: UnsafeRawPointer, _ n: Int, capacity: Int, maxDepth: Int) throws(Stop) -> [JSONTapeEntry] {
+        try [JSONTapeEntry](unsafeUninitializedCapacity: capacity) { (tape, count) throws(Stop) in
+            count = try fill(p, n, tape: tape.baseAddress!, capacity: capacity, maxDepth: maxDepth)
         }
-        if let failure { return .failure(failure) }
-        return .success(tape)
     }
 
     /// Parses the whole text into `tape`; returns the number of entries written.
     private static func fill(
         _ p: UnsafeRawPointer, _ n: Int,
-        tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int,
-        stack: UnsafeMutablePointer<UInt32>, maxDepth: Int
+        tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int, maxDepth: Int
     ) throws(Stop) -> Int {
         @inline(__always) func byte(_ k: Int) -> UInt8 { p.load(fromByteOffset: k, as: UInt8.self) }
         @inline(__always) func fail(_ offset: Int, _ message: String) -> Stop {
             .invalid(JSONParseError(offset: offset, message: message))
         }
-        @inline(__always) func skipWhitespace(_ k: Int) -> Int {
-            var k = k
-            while k < n {
-                let b = byte(k)
-                guard b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 else { break }
-                k &+= 1
-            }
-            return k
-        }
+        @inline(__always) func skipWhitespace(_ k: Int) -> Int { JSONParser.skipWhitespace(p, n, k) }
 
+        // The open containers form a stack threaded through the tape itself: until a container
+        // closes, its `next` holds the tape index of the container around it. No other memory.
         var t = 0          // tape entries written
-        var depth = 0      // open containers, their tape indices in stack[0..<depth]
+        var depth = 0      // open containers
+        var top = 0        // tape index of the innermost open container (when depth > 0)
         var inObject = false
         var i = skipWhitespace(0)
-
-        // Reads `"key"` `:` at `i` (after whitespace) and leaves `i` on the member's value.
-        @inline(__always) func readKey() throws(Stop) {
-            guard i < n, byte(i) == UInt8(ascii: "\"") else {
-                throw fail(i, i < n ? "expected a string key" : "unexpected end of text, expected a string key")
-            }
-            guard t < capacity else { throw .tapeFull }
-            let (end, escaped) = try scanString(p, n, i)
-            tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: escaped ? 1 : 0)
-            t &+= 1
-            i = skipWhitespace(end)
-            guard i < n, byte(i) == UInt8(ascii: ":") else {
-                throw fail(i, "expected ':' after an object key")
-            }
-            i = skipWhitespace(i &+ 1)
-        }
 
         while true {
             // `i` is on the first byte of a value.
             guard i < n else { throw fail(i, "unexpected end of text, expected a value") }
             guard t < capacity else { throw .tapeFull }
-            if depth > 0 { tape[Int(stack[depth &- 1])].aux &+= 1 }
+            if depth > 0 { tape[top].aux &+= 1 }
             let c = byte(i)
             switch c {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 guard depth < maxDepth else { throw fail(i, "containers nested deeper than \(maxDepth) levels") }
-                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: 0, next: 0, aux: 0)
-                stack[depth] = UInt32(truncatingIfNeeded: t)
+                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: 0, next: UInt32(truncatingIfNeeded: top), aux: 0)
+                top = t
                 depth &+= 1
                 t &+= 1
                 inObject = c == UInt8(ascii: "{")
@@ -121,7 +84,7 @@ internal enum JSONParser {
                 if i < n && byte(i) == closer {
                     break   // empty: the loop below closes it
                 }
-                if inObject { try readKey() }
+                if inObject { i = try readKey(p, n, i, tape: tape, count: &t, capacity: capacity) }
                 continue
             case UInt8(ascii: "\""):
                 let (end, escaped) = try scanString(p, n, i)
@@ -156,22 +119,56 @@ internal enum JSONParser {
                 let c = byte(i)
                 if c == UInt8(ascii: ",") {
                     i = skipWhitespace(i &+ 1)
-                    if inObject { try readKey() }
+                    if inObject { i = try readKey(p, n, i, tape: tape, count: &t, capacity: capacity) }
                     break
                 }
                 guard c == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
                     throw fail(i, inObject ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element")
                 }
                 depth &-= 1
-                let open = Int(stack[depth])
-                tape[open].end = UInt32(truncatingIfNeeded: i &+ 1)
-                tape[open].next = UInt32(truncatingIfNeeded: t)
+                let closed = top
+                top = Int(tape[closed].next)
+                tape[closed].end = UInt32(truncatingIfNeeded: i &+ 1)
+                tape[closed].next = UInt32(truncatingIfNeeded: t)
                 i &+= 1
                 if depth > 0 {
-                    inObject = byte(Int(tape[Int(stack[depth &- 1])].start)) == UInt8(ascii: "{")
+                    inObject = byte(Int(tape[top].start)) == UInt8(ascii: "{")
                 }
             }
         }
+    }
+
+    @inline(__always)
+    private static func skipWhitespace(_ p: UnsafeRawPointer, _ n: Int, _ k: Int) -> Int {
+        var k = k
+        while k < n {
+            let b = p.load(fromByteOffset: k, as: UInt8.self)
+            guard b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 else { break }
+            k &+= 1
+        }
+        return k
+    }
+
+    /// Reads `"key"` `:` at `i` (after whitespace) into the tape; returns the offset of the
+    /// member's value. (A static function: a local one capturing the parser's variables would
+    /// box them on the heap.)
+    @inline(__always)
+    private static func readKey(
+        _ p: UnsafeRawPointer, _ n: Int, _ i: Int,
+        tape: UnsafeMutablePointer<JSONTapeEntry>, count t: inout Int, capacity: Int
+    ) throws(Stop) -> Int {
+        guard i < n, p.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "\"") else {
+            throw .invalid(JSONParseError(offset: i, message: i < n ? "expected a string key" : "unexpected end of text, expected a string key"))
+        }
+        guard t < capacity else { throw .tapeFull }
+        let (end, escaped) = try scanString(p, n, i)
+        tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: escaped ? 1 : 0)
+        t &+= 1
+        let colon = skipWhitespace(p, n, end)
+        guard colon < n, p.load(fromByteOffset: colon, as: UInt8.self) == UInt8(ascii: ":") else {
+            throw .invalid(JSONParseError(offset: colon, message: "expected ':' after an object key"))
+        }
+        return skipWhitespace(p, n, colon &+ 1)
     }
 
     /// Scans the string whose opening quote is at `i`; returns the offset past its closing quote
