@@ -81,7 +81,7 @@ public struct AudienceReadError: Error, Sendable, Equatable, CustomStringConvert
 
     public var description: String {
         if let compressedOffset {
-            return "\(path): \(message) (at compressed byte \(compressedOffset))"
+            return "\(path): \(message) (at byte \(compressedOffset) of the file)"
         }
         return "\(path): \(message)"
     }

@@ -70,6 +70,8 @@ public struct AudienceReader: ~Copyable {
     private var pending: Range<Int> = 0..<0
     private var assembler: LineAssembler
     private var state = State.reading
+    /// A gzip failure met after some output in the same inflate call; thrown once that output is split.
+    private var deferredError: AudienceReadError?
 
     /// Opens `path` (`-` for standard input) and looks at its first bytes to tell gzip from plain text.
     public init(path: String, options: Options = Options()) throws(AudienceReadError) {
@@ -178,6 +180,7 @@ public struct AudienceReader: ~Copyable {
 
     /// Fills `pending` with the next bytes to split; false at a clean end of input.
     private mutating func refill() throws(AudienceReadError) -> Bool {
+        if let deferredError { throw deferredError }
         guard let inflater, let inflated else {
             guard try readInput() else { return false }
             pending = unconsumedInput
@@ -186,22 +189,22 @@ public struct AudienceReader: ~Copyable {
             return true
         }
         while true {
-            if unconsumedInput.isEmpty, try !readInput() {
+            if try !readInput() {
                 if inflater.atMemberBoundary { return false }
                 throw .truncatedGzip(path: path, offset: bytesRead)
             }
-            let produced: Int
-            do {
-                let step = try inflater.inflate(UnsafeBufferPointer(rebasing: input[unconsumedInput]), into: inflated)
-                unconsumedInput = (unconsumedInput.lowerBound + step.consumed)..<unconsumedInput.upperBound
-                produced = step.produced
-            } catch {
-                let offset = bytesRead - error.unconsumedInput
-                if error.isDataError {
-                    throw .corruptGzip(path: path, offset: offset, zlibMessage: error.message)
-                }
-                throw .zlibFailure(path: path, offset: offset, status: error.status)
+            let step = inflater.inflate(UnsafeBufferPointer(rebasing: input[unconsumedInput]), into: inflated)
+            unconsumedInput = (unconsumedInput.lowerBound + step.consumed)..<unconsumedInput.upperBound
+            if let failure = step.failure {
+                let offset = bytesRead - failure.unconsumedInput
+                let error: AudienceReadError = failure.isDataError
+                    ? .corruptGzip(path: path, offset: offset, zlibMessage: failure.message)
+                    : .zlibFailure(path: path, offset: offset, status: failure.status)
+                // Lines completed before the fault go out first (the contract); the error follows.
+                guard step.produced > 0 else { throw error }
+                deferredError = error
             }
+            let produced = step.produced
             if produced > 0 {
                 pending = 0..<produced
                 uncompressedBytes += produced

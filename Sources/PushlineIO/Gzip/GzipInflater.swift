@@ -39,11 +39,12 @@ final class GzipInflater {
         stream.deallocate()
     }
 
-    /// Inflates from `input` into `output` until one of them is used up.
+    /// Inflates from `input` into `output` until one of them is used up or zlib fails. A failure
+    /// comes with the progress made before it, so output that was already good is not lost.
     func inflate(
         _ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>
-    ) throws(Failure) -> (consumed: Int, produced: Int) {
-        guard !input.isEmpty, !output.isEmpty else { return (0, 0) }
+    ) -> (consumed: Int, produced: Int, failure: Failure?) {
+        guard !input.isEmpty, !output.isEmpty else { return (0, 0, nil) }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
         stream.pointee.avail_in = UInt32(input.count)
         stream.pointee.next_out = output.baseAddress
@@ -52,6 +53,7 @@ final class GzipInflater {
             stream.pointee.next_in = nil
             stream.pointee.next_out = nil
         }
+        var failure: Failure?
         while stream.pointee.avail_in > 0, stream.pointee.avail_out > 0 {
             if atMemberBoundary {
                 inflateReset(stream)
@@ -65,9 +67,10 @@ final class GzipInflater {
                 atMemberBoundary = true
             default:
                 let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
-                throw Failure(status: status, message: message, unconsumedInput: Int(stream.pointee.avail_in))
+                failure = Failure(status: status, message: message, unconsumedInput: Int(stream.pointee.avail_in))
             }
+            if failure != nil { break }
         }
-        return (input.count - Int(stream.pointee.avail_in), output.count - Int(stream.pointee.avail_out))
+        return (input.count - Int(stream.pointee.avail_in), output.count - Int(stream.pointee.avail_out), failure)
     }
 }

@@ -76,21 +76,18 @@ public struct OutputFile: ~Copyable {
     /// Appends `bytes`.
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
         if let failure { throw failure }
-        bytesWritten += bytes.count
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if bytes.count > buffer.count - buffered {
+            try flushBuffer()
+        }
         if bytes.count <= buffer.count - buffered {
             UnsafeMutableRawPointer(buffer.baseAddress! + buffered).copyMemory(from: source, byteCount: bytes.count)
             buffered += bytes.count
-            return
-        }
-        try flushBuffer()
-        if bytes.count < buffer.count {
-            UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: bytes.count)
-            buffered = bytes.count
         } else {
-            // Big enough to skip the copy: hand it straight to write(2) or deflate.
+            // Larger than the (now empty) buffer: skip the copy, straight to write(2) or deflate.
             try emit(bytes.assumingMemoryBound(to: UInt8.self))
         }
+        bytesWritten += bytes.count
     }
 
     /// Appends `bytes`.

@@ -1,0 +1,248 @@
+import PushlineCore
+
+/// Runs a compiled program for one recipient, writing into a `RenderOutput`.
+///
+/// Values stay cursors into the record; strings are written from the record's bytes
+/// (`withUnescapedString`), numbers as their JSON text, so plain interpolation allocates nothing.
+struct HandlebarsRenderer {
+    let partials: [HandlebarsProgram]
+    let strict: Bool
+    let htmlEscape: Bool
+    let compat: Bool
+    let maxLoopIterations: Int
+    let maxPartialDepth: Int
+    let root: HandlebarsValue
+    private var iterations = 0
+    private var partialDepth = 0
+
+    init(template: HandlebarsTemplate, root: HandlebarsValue) {
+        partials = template.partials
+        strict = template.options.strict
+        htmlEscape = template.options.htmlEscape
+        compat = template.compat
+        maxLoopIterations = template.options.maxLoopIterations
+        maxPartialDepth = template.options.maxNestingDepth
+        self.root = root
+    }
+
+    mutating func render(
+        _ program: HandlebarsProgram, _ frame: UnsafePointer<HandlebarsFrame>, _ out: inout RenderOutput
+    ) throws(TemplateRenderError) {
+        for node in program {
+            switch node {
+            case .text(let bytes):
+                do { try out.write(bytes) } catch { throw TemplateRenderError(error) }
+            case .value(let expression, let escaped):
+                let value = try evaluate(expression, frame, tolerant: false)
+                try write(value, escaped: escaped && htmlEscape, into: &out)
+            case .block(let block):
+                try render(block, frame, &out)
+            case .partial(let index, let context):
+                partialDepth += 1
+                defer { partialDepth -= 1 }
+                if partialDepth > maxPartialDepth {
+                    throw .other("partials nested deeper than \(maxPartialDepth) levels")
+                }
+                if let context {
+                    let value = try evaluate(context, frame, tolerant: true)
+                    try renderScoped(partials[index], frame, context: value, &out)
+                } else {
+                    try render(partials[index], frame, &out)
+                }
+            }
+        }
+    }
+
+    private mutating func render(
+        _ block: HandlebarsBlock, _ frame: UnsafePointer<HandlebarsFrame>, _ out: inout RenderOutput
+    ) throws(TemplateRenderError) {
+        let subject = try evaluate(block.subject, frame, tolerant: true)
+        switch block.kind {
+        case .if(let includeZero):
+            try render(subject.isEmpty(includeZero: includeZero) ? block.inverse : block.body, frame, &out)
+        case .unless(let includeZero):
+            try render(subject.isEmpty(includeZero: includeZero) ? block.body : block.inverse, frame, &out)
+        case .with:
+            if subject.isEmpty() {
+                try render(block.inverse, frame, &out)
+            } else {
+                try renderScoped(block.body, frame, context: subject, blockParams: block.blockParamCount, &out)
+            }
+        case .each:
+            if !(try iterate(subject, block, frame, &out)) { try render(block.inverse, frame, &out) }
+        case .section:
+            // Handlebars' blockHelperMissing.
+            switch subject {
+            case .bool(true):
+                try render(block.body, frame, &out)
+            case .json(let json) where json.kind == .true:
+                try render(block.body, frame, &out)
+            case .missing, .null, .bool(false):
+                try render(block.inverse, frame, &out)
+            case .json(let json) where json.kind == .false || json.kind == .null:
+                try render(block.inverse, frame, &out)
+            case .json(let json) where json.kind == .array:
+                if !(try iterate(subject, block, frame, &out)) { try render(block.inverse, frame, &out) }
+            default:
+                try renderScoped(block.body, frame, context: subject, &out)
+            }
+        }
+    }
+
+    /// Renders `program` with `context` as `this`.
+    private mutating func renderScoped(
+        _ program: HandlebarsProgram, _ frame: UnsafePointer<HandlebarsFrame>, context: HandlebarsValue,
+        blockParams: Int = 0, _ out: inout RenderOutput
+    ) throws(TemplateRenderError) {
+        let inner = HandlebarsFrame(
+            context: context, ownsContext: !context.isSameContext(as: frame.pointee.context),
+            blockParamCount: blockParams, blockParam0: context, parent: frame)
+        try withUnsafePointer(to: inner) { (pointer) throws(TemplateRenderError) in try render(program, pointer, &out) }
+    }
+
+    /// `#each` over an array or an object's members; false when there was nothing to iterate.
+    private mutating func iterate(
+        _ subject: HandlebarsValue, _ block: HandlebarsBlock, _ frame: UnsafePointer<HandlebarsFrame>, _ out: inout RenderOutput
+    ) throws(TemplateRenderError) -> Bool {
+        guard case .json(let json) = subject, json.count > 0 else { return false }
+        switch json.kind {
+        case .array:
+            let elements = json.elements
+            for (index, element) in elements.enumerated() {
+                try iteration(block, frame, value: .json(element), key: .int(Int64(index)), index: index, count: elements.count, &out)
+            }
+        case .object:
+            let members = json.members
+            for (index, member) in members.enumerated() {
+                try iteration(block, frame, value: .json(member.value), key: .json(member.key), index: index, count: members.count, &out)
+            }
+        default:
+            return false
+        }
+        return true
+    }
+
+    private mutating func iteration(
+        _ block: HandlebarsBlock, _ frame: UnsafePointer<HandlebarsFrame>, value: HandlebarsValue, key: HandlebarsValue,
+        index: Int, count: Int, _ out: inout RenderOutput
+    ) throws(TemplateRenderError) {
+        iterations += 1
+        if iterations > maxLoopIterations { throw .loopLimit(maxLoopIterations) }
+        let inner = HandlebarsFrame(
+            context: value, ownsContext: true, loop: HandlebarsLoopData(index: index, count: count, key: key),
+            blockParamCount: block.blockParamCount, blockParam0: value, blockParam1: key, parent: frame)
+        try withUnsafePointer(to: inner) { (pointer) throws(TemplateRenderError) in try render(block.body, pointer, &out) }
+    }
+
+    // MARK: Values
+
+    /// `tolerant`: a missing path is a value (conditions, helper arguments that test presence),
+    /// not a strict-mode error.
+    mutating func evaluate(
+        _ expression: HandlebarsExpression, _ frame: UnsafePointer<HandlebarsFrame>, tolerant: Bool
+    ) throws(TemplateRenderError) -> HandlebarsValue {
+        switch expression {
+        case .path(let path):
+            let value = lookup(path, frame)
+            if strict && !tolerant && value.isMissing { throw .missingVariable(path.text) }
+            return value
+        case .literal(let value):
+            return value
+        case .helper(let helper, let arguments, let hash):
+            return try call(helper, arguments, hash, frame)
+        }
+    }
+
+    func lookup(_ path: HandlebarsPath, _ frame: UnsafePointer<HandlebarsFrame>) -> HandlebarsValue {
+        switch path.base {
+        case .context(let depth, let scoped):
+            guard let contextFrame = frame.contextFrame(depth: depth) else { return .missing }
+            let value = follow(contextFrame.pointee.context, path)
+            guard value.isMissing, compat, !scoped, !path.segments.isEmpty,
+                  !hasMember(contextFrame.pointee.context, path.segments[0]) else { return value }
+            // Mustache / compat: the first name resolves in the nearest context that has it
+            // (only the first: `a.b` never mixes `a` from one context with `b` from another).
+            var outer = contextFrame.pointee.parent
+            while let current = outer {
+                if current.pointee.ownsContext, case .json(let json) = current.pointee.context, json.kind == .object,
+                   member(json, path.segments[0]) != nil {
+                    return follow(current.pointee.context, path)
+                }
+                outer = current.pointee.parent
+            }
+            return value
+        case .root:
+            return follow(root, path)
+        case .data(let variable, let depth):
+            guard let loop = frame.loopFrame(depth: depth) else { return .missing }
+            let value: HandlebarsValue
+            switch variable {
+            case .index: value = .int(Int64(loop.index))
+            case .key: value = loop.key
+            case .first: value = .bool(loop.index == 0)
+            case .last: value = .bool(loop.index == loop.count - 1)
+            case .unknown: return .missing
+            }
+            return path.segments.isEmpty ? value : follow(value, path)
+        case .blockParameter(let scopes, let slot):
+            guard let owner = frame.blockParamFrame(scopes: scopes) else { return .missing }
+            return follow(slot == 0 ? owner.pointee.blockParam0 : owner.pointee.blockParam1, path)
+        }
+    }
+
+    private func follow(_ start: HandlebarsValue, _ path: HandlebarsPath) -> HandlebarsValue {
+        if path.segments.isEmpty { return start }
+        guard case .json(var json) = start else { return .missing }
+        if let jsonPath = path.jsonPath {
+            return json.value(at: jsonPath).map(HandlebarsValue.json) ?? .missing
+        }
+        for segment in path.segments {
+            guard let next = member(json, segment) else { return .missing }
+            json = next
+        }
+        return .json(json)
+    }
+
+    private func hasMember(_ value: HandlebarsValue, _ segment: HandlebarsSegment) -> Bool {
+        guard case .json(let json) = value else { return false }
+        return member(json, segment) != nil
+    }
+
+    private func member(_ json: JSONValue, _ segment: HandlebarsSegment) -> JSONValue? {
+        switch json.kind {
+        case .array: return segment.index.flatMap { json[$0] }
+        case .object: return segment.key.withUnsafeBytes { json.member(utf8: $0) }
+        default: return nil
+        }
+    }
+
+    // MARK: Output
+
+    func write(_ value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
+        do {
+            switch value {
+            case .json(let json) where json.kind == .string:
+                if escaped {
+                    try json.withUnescapedString { (text) throws(RenderOutput.LimitExceeded) in try HandlebarsEscaping.write(text, into: &out) }
+                } else {
+                    try json.withUnescapedString { (text) throws(RenderOutput.LimitExceeded) in try out.write(text) }
+                }
+            case .json(let json) where json.kind == .number:
+                try out.write(json.document.buffer[json.byteRange])
+            case .missing, .null:
+                return
+            case .string(let bytes) where !escaped:
+                try out.write(bytes)
+            default:
+                let bytes = value.textBytes
+                if escaped {
+                    try HandlebarsEscaping.write(bytes: bytes, into: &out)
+                } else {
+                    try out.write(bytes)
+                }
+            }
+        } catch {
+            throw TemplateRenderError(error)
+        }
+    }
+}
