@@ -14,7 +14,7 @@ private let liquidRecord: JSONValue = {
 }()
 
 func liquidBenchmarks() {
-    // A thousand renders per sample, so the harness's per-sample cost does not swamp a ~100 ns render.
+    // A thousand renders per sample, so the harness's per-sample cost does not swamp a sub-microsecond render.
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(2))
 
