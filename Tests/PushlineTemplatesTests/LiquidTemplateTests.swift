@@ -97,6 +97,8 @@ import Testing
         let strict = TemplateOptions(strict: true)
         #expect(renderError("Hi {{ customer.first_name }} {{ customer.middle_name }}", options: strict) == .missingVariable("customer.middle_name"))
         #expect(renderError("{{ 1 | divided_by: 0 }}", options: strict) == .filter("divided_by", "divided by 0"))
+        // `default` declares the variable optional, even in strict mode.
+        #expect(try render("Hi {{ customer.middle_name | default: 'there' }}", options: strict) == "Hi there")
         // Lax mode renders the missing variable as nothing.
         #expect(try render("[{{ customer.middle_name }}]") == "[]")
     }
