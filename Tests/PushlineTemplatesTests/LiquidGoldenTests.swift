@@ -36,31 +36,38 @@ import Testing
             print("skipping golden-liquid: shared test data not found beside the project")
             return
         }
-        let data = try Data(contentsOf: dir.appendingPathComponent("testdata/golden-liquid/golden_liquid.json"))
-        let suite = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let cases = try #require(suite["tests"] as? [[String: Any]])
+        // The suite is read with the project's own JSON reader: each case's `data` is the record,
+        // rendered through the public `render(record:)` path, members in their written order.
+        let bytes = try [UInt8](Data(contentsOf: dir.appendingPathComponent("testdata/golden-liquid/golden_liquid.json")))
+        let suite = try JSONDocument(bytes: bytes).root
+        let cases = try #require(suite["tests"]).elements
+        let emptyRecord = try JSONDocument(parsing: "{}").root
         let skips = Self.skips()
         var passed = 0, failed = 0, skipped = 0, outOfScope = 0
         var failures: [String] = []
 
         for testCase in cases {
-            let name = testCase["name"] as? String ?? "?"
-            let tags = testCase["tags"] as? [String] ?? []
+            let name = testCase["name"]?.stringValue ?? "?"
+            let tags = testCase["tags"]?.elements.compactMap(\.stringValue) ?? []
             if !tags.allSatisfy(Self.supported.contains) { outOfScope += 1; continue }
             if skips[name] != nil { skipped += 1; continue }
-            let template = testCase["template"] as? String ?? ""
-            let options = TemplateOptions(snippets: testCase["templates"] as? [String: String] ?? [:])
-            let context = LiquidTestJSON.value(testCase["data"] ?? [String: Any]())
+            let template = testCase["template"]?.stringValue ?? ""
+            var snippets: [String: String] = [:]
+            for member in testCase["templates"]?.members ?? [] {
+                snippets[member.key.stringValue ?? ""] = member.value.stringValue ?? ""
+            }
+            let options = TemplateOptions(snippets: snippets)
+            let record = testCase["data"] ?? emptyRecord
             var accepted: [String] = []
-            if let r = testCase["result"] as? String { accepted.append(r) }
-            if let rs = testCase["results"] as? [String] { accepted += rs }
-            let invalid = testCase["invalid"] as? Bool ?? false
+            if let r = testCase["result"]?.stringValue { accepted.append(r) }
+            accepted += testCase["results"]?.elements.compactMap(\.stringValue) ?? []
+            let invalid = testCase["invalid"]?.boolValue ?? false
 
             var outcome: Result<String, any Error>
             do {
-                let compiled = try LiquidTemplate(compiling: template, options: options)
+                let compiled = try TemplateCompiler.compile(template, dialect: .liquid, options: options)
                 var output = RenderOutput(mode: .raw, limit: 1 << 20)
-                try compiled.render(root: context, into: &output)
+                try compiled.render(record: record, into: &output)
                 outcome = .success(String(decoding: output.bytes, as: UTF8.self))
             } catch {
                 outcome = .failure(error)

@@ -215,7 +215,13 @@ struct LiquidRenderer {
     // MARK: Expressions
 
     func evaluate(_ expression: LiquidFilteredExpression, _ state: inout LiquidRenderState) throws(TemplateRenderError) -> LiquidValue {
-        var value = try evaluate(expression.base, &state)
+        var value: LiquidValue
+        if expression.filters.first?.filter == .default, case .variable(let variable) = expression.base {
+            // `x | default: …` states that x may be missing, so even strict mode lets it through.
+            value = try lookup(variable, &state) ?? .null
+        } else {
+            value = try evaluate(expression.base, &state)
+        }
         for call in expression.filters {
             var arguments: [LiquidValue] = []
             arguments.reserveCapacity(call.arguments.count)

@@ -10,12 +10,16 @@ struct LiquidTemplate: CompiledTemplate {
     let nodes: [LiquidNode]
     let snippets: [String: [LiquidNode]]
     let options: TemplateOptions
+    /// For templates made only of text and plain `{{ path }}` outputs: the literal text in one
+    /// buffer and the lookups between its runs, walked without the general renderer.
+    let flat: LiquidFlatProgram?
 
     init(compiling source: String, options: TemplateOptions) throws(TemplateCompileError) {
         self.options = options
         let bytes = Array(source.utf8)
         let (nodes, referenced) = try LiquidTemplate.parse(bytes, options: options)
         self.nodes = nodes
+        flat = LiquidFlatProgram(nodes)
         let hasSyntax = nodes.contains { if case .text = $0 { false } else { true } }
         literalText = hasSyntax ? nil : source
 
@@ -43,6 +47,16 @@ struct LiquidTemplate: CompiledTemplate {
     }
 
     func render(record: JSONValue, into output: inout RenderOutput) throws(TemplateRenderError) {
+        if let flat {
+            try flat.render(record: record, into: &output) { (variable, output) throws(TemplateRenderError) in
+                // A path the record lacks (or `.size`-style specials) takes the general lookup.
+                var state = LiquidRenderState(root: .json(record))
+                let renderer = LiquidRenderer(snippets: snippets, options: options)
+                let value = try renderer.evaluate(.variable(variable), &state)
+                do throws(RenderOutput.LimitExceeded) { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
+            }
+            return
+        }
         try render(root: .json(record), into: &output)
     }
 

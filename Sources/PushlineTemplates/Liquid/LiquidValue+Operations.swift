@@ -161,10 +161,17 @@ extension LiquidValue {
         case .json(let j):
             switch j.kind {
             case .string:
-                let r: Void?? = try j.withUnescapedString { (bytes) throws(RenderOutput.LimitExceeded) in
-                    try output.write(bytes)
+                // Escape-free strings (nearly all) are written as a slice of the record: the generic,
+                // cross-module `withUnescapedString` costs a runtime metadata lookup per call.
+                let r = j.byteRange
+                if !j.stringHasEscapes {
+                    try output.write(j.document.buffer[(r.lowerBound + 1)..<(r.upperBound - 1)])
+                } else {
+                    let written: Void?? = try j.withUnescapedString { (bytes) throws(RenderOutput.LimitExceeded) in
+                        try output.write(bytes)
+                    }
+                    _ = written
                 }
-                _ = r
             case .number:
                 try output.write(j.document.buffer[j.byteRange])
             case .true: try output.write("true")
