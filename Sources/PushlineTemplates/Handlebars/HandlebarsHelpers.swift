@@ -109,8 +109,9 @@ extension HandlebarsRenderer {
             guard let first = text.first else { return .string([]) }
             return .string(Array((first.uppercased() + text.dropFirst()).utf8))
         case .trim:
-            let text = try argument(0).text
-            return .string(Array(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed().map { $0 }.reduce(into: "") { $0.append($1) }.utf8))
+            let text = try argument(0).text.drop(while: \.isWhitespace)
+            let end = text.lastIndex(where: { !$0.isWhitespace }).map(text.index(after:)) ?? text.startIndex
+            return .string(Array(text[..<end].utf8))
         case .truncate:
             let text = try argument(0).text
             guard let limit = try argument(1).number, limit >= 0, limit == limit.rounded() else {

@@ -80,6 +80,7 @@ import Testing
         #expect(render("Hello\n  {{#if prefs.push}}\n  on\n  {{/if}}\nbye") == "Hello\n  on\nbye")
         #expect(render("{{#each customer.tags}}\n- {{this}}\n{{/each}}\n") == "- vip\n- eu\n")
         #expect(render(#"\{{customer.first_name}} \\{{customer.first_name}}"#) == #"{{customer.first_name}} \Ana"#)
+        #expect(render("{{{{raw}}}}{{customer.first_name}} {{#if}}{{{{/raw}}}} {{customer.first_name}}") == "{{customer.first_name}} {{#if}} Ana")
     }
 
     @Test func partialsComeFromSnippets() {
