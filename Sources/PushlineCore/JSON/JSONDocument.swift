@@ -1,6 +1,3 @@
-// API CONTRACT (stub): the JSON reader helper replaces the bodies; the public surface below is
-// what the rest of Pushline codes against. Keep it (additions are fine).
-
 /// The kind of a JSON value.
 public enum JSONKind: UInt8, Sendable {
     case object, array, string, number, `true`, `false`, null
@@ -21,13 +18,29 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 ///
 /// The text stays as bytes in `buffer` (shared, not copied, when several documents index one
 /// batch buffer); `JSONValue`s are cursors into the index.
+///
+/// Construction is one validating pass that builds a flat tape (`JSONTapeEntry`, one per value,
+/// in document order); lookups then walk the tape, skipping whole subtrees in one step.
 public struct JSONDocument: Sendable {
     public let buffer: [UInt8]
     public let range: Range<Int>
+    /// The structural index, one entry per value in document order; entry 0 is the root.
+    internal let tape: [JSONTapeEntry]
 
     /// Parses `buffer[range]`, which must hold exactly one JSON value (whitespace around it allowed).
+    ///
+    /// Containers nested deeper than `maxDepth` are refused. Error offsets are relative to
+    /// `range.lowerBound`.
     public init(buffer: [UInt8], range: Range<Int>, maxDepth: Int = 128) throws(JSONParseError) {
-        fatalError("stub")
+        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "range outside the buffer")
+        self.buffer = buffer
+        self.range = range
+        let indexed = buffer.withUnsafeBytes { all in
+            Result { () throws(JSONParseError) in
+                try JSONParser.index(UnsafeRawBufferPointer(rebasing: all[range]), maxDepth: maxDepth)
+            }
+        }
+        self.tape = try indexed.get()
     }
 
     public init(bytes: [UInt8], maxDepth: Int = 128) throws(JSONParseError) {
@@ -38,68 +51,26 @@ public struct JSONDocument: Sendable {
         try self.init(bytes: Array(text.utf8), maxDepth: maxDepth)
     }
 
-    public var root: JSONValue { fatalError("stub") }
+    public var root: JSONValue { JSONValue(document: self, index: 0) }
+
+    /// Number of values in the document (tape entries), keys included.
+    public var valueCount: Int { tape.count }
 }
 
-/// A cursor to one value of a `JSONDocument`. Cheap to copy; reads lazily from the bytes.
-public struct JSONValue: Sendable {
-    public var kind: JSONKind { fatalError("stub") }
-    /// The value's JSON text in `document.buffer` (for strings, including the quotes).
-    public var byteRange: Range<Int> { fatalError("stub") }
-    public var document: JSONDocument { fatalError("stub") }
-
-    // Strings
-    /// Whether the string's content holds escapes (false: the raw content bytes are the value).
-    public var stringHasEscapes: Bool { fatalError("stub") }
-    /// Calls `body` with the unescaped UTF-8 content of a string (no allocation when it has no
-    /// escapes; lone surrogate escapes become U+FFFD). Nil when the value is not a string.
-    public func withUnescapedString<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? { fatalError("stub") }
-    /// The string value (allocates; not for the hot path). Nil when not a string.
-    public var stringValue: String? { fatalError("stub") }
-    /// Compares the unescaped string content with `bytes` without allocating.
-    public func stringEquals(_ bytes: UnsafeRawBufferPointer) -> Bool { fatalError("stub") }
-
-    // Numbers, booleans, null
-    /// The number as an exact integer (no fraction or exponent that leaves one, within Int64).
-    public var int64Value: Int64? { fatalError("stub") }
-    public var doubleValue: Double? { fatalError("stub") }
-    public var boolValue: Bool? { fatalError("stub") }
-    public var isNull: Bool { kind == .null }
-
-    // Containers
-    /// Number of elements (array) or members (object); 0 for scalars.
-    public var count: Int { fatalError("stub") }
-    /// The array element at `index` (negative counts from the end), nil when out of range or not an array.
-    public subscript(index: Int) -> JSONValue? { fatalError("stub") }
-    /// The object member named `key` (unescaped comparison; the last duplicate wins, like JavaScript).
-    public subscript(key: String) -> JSONValue? { fatalError("stub") }
-    public func member(utf8 key: UnsafeRawBufferPointer) -> JSONValue? { fatalError("stub") }
-    /// Array elements in order (empty for non-arrays).
-    public var elements: [JSONValue] { fatalError("stub") }
-    /// Object members in order (empty for non-objects).
-    public var members: [(key: JSONValue, value: JSONValue)] { fatalError("stub") }
-    /// Follows a path (`customer.tags[0]`, `event["title"]`) from this value.
-    public func value(at path: JSONPath) -> JSONValue? { fatalError("stub") }
-}
-
-/// A parsed lookup path: `customer.first_name`, `devices[1].token`, `event["title"]`, `a['b c'][-1]`.
-public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
-    public enum Component: Sendable, Hashable {
-        case key([UInt8])
-        case index(Int)
-    }
-    public var components: [Component]
-    public init(components: [Component]) { self.components = components }
-    public init(parsing text: String) throws(JSONPathError) { fatalError("stub") }
-    public var description: String { fatalError("stub") }
-}
-
-public struct JSONPathError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var offset: Int
-    public var message: String
-    public init(offset: Int, message: String) {
-        self.offset = offset
-        self.message = message
-    }
-    public var description: String { "bad path at character \(offset + 1): \(message)" }
+/// One value in a document's structural index (16 bytes).
+///
+/// The kind is not stored: the value's first byte (`{`, `[`, `"`, `t`, `f`, `n`, or a number's
+/// first character) already says it. Offsets are 32-bit and relative to the document's range, so
+/// a document may be at most 4 GiB while its shared buffer may be larger.
+internal struct JSONTapeEntry: Sendable {
+    /// Offset of the value's first byte.
+    var start: UInt32
+    /// Offset just past the value's last byte.
+    var end: UInt32
+    /// Tape index just past the value's last descendant (own index + 1 for scalars), so skipping
+    /// a subtree is one load.
+    var next: UInt32
+    /// Containers: number of elements or members. Strings: 1 when the content holds escapes.
+    /// Numbers: 1 when written as an integer (no fraction, no exponent).
+    var aux: UInt32
 }

@@ -1,0 +1,145 @@
+/// One device of a record, resolved to the provider that will receive its request.
+public struct RoutedDevice: Sendable {
+    /// Position in the record's `devices` array (0 for a flat one-device line).
+    public var index: Int
+    public var platform: Platform
+    public var provider: Provider
+    /// The device object itself (for device-level fields such as `badge` or `locale`).
+    public var object: JSONValue
+    /// The token string (APNs, FCM, ADM); for Web Push, the `subscription` object.
+    public var address: JSONValue
+}
+
+/// The outcome of routing one device entry.
+public enum DeviceRoute: Sendable {
+    case routed(RoutedDevice)
+    case rejected(index: Int, platform: Platform?, RejectReason)
+}
+
+/// An audience line, validated at the record level: it has an id and a list of device entries.
+public struct AudienceRecord: Sendable {
+    public var root: JSONValue
+    /// The recipient id (string or number) as it stands in the line.
+    public var id: JSONValue
+    public var routes: [DeviceRoute]
+}
+
+/// Turns a parsed audience line into its devices (see docs/audience.md).
+///
+/// A record either has a `devices` array or is itself one device (flat form: `platform`, `token`
+/// or `subscription` at the top level). Problems with one device reject that device only; a record
+/// without an id or without any device entry is rejected whole.
+public enum AudienceRouter {
+    public static func route(_ root: JSONValue) -> Result<AudienceRecord, RejectReason> {
+        guard root.kind == .object else {
+            return .failure(.invalidDevice("a line must be a JSON object, found \(describe(root.kind))"))
+        }
+        guard let id = root["id"] else { return .failure(.missingID("the record has no \"id\"")) }
+        switch id.kind {
+        case .string:
+            if id.byteRange.count <= 2 { return .failure(.missingID("\"id\" is empty")) }
+        case .number:
+            break
+        default:
+            return .failure(.missingID("\"id\" must be a string or a number, found \(describe(id.kind))"))
+        }
+
+        var routes: [DeviceRoute] = []
+        if let devices = root["devices"] {
+            guard devices.kind == .array else {
+                return .failure(.noDevices("\"devices\" must be an array, found \(describe(devices.kind))"))
+            }
+            guard devices.count > 0 else { return .failure(.noDevices("\"devices\" is empty")) }
+            routes.reserveCapacity(devices.count)
+            for (index, device) in devices.elements.enumerated() {
+                routes.append(routeDevice(device, index: index))
+            }
+        } else if root["platform"] != nil {
+            routes.append(routeDevice(root, index: 0))
+        } else {
+            return .failure(.noDevices("the record has neither a \"devices\" array nor a flat \"platform\""))
+        }
+        return .success(AudienceRecord(root: root, id: id, routes: routes))
+    }
+
+    static func routeDevice(_ device: JSONValue, index: Int) -> DeviceRoute {
+        guard device.kind == .object else {
+            return .rejected(index: index, platform: nil, .invalidDevice("device \(index) must be an object, found \(describe(device.kind))"))
+        }
+        guard let platformValue = device["platform"], platformValue.kind == .string else {
+            return .rejected(index: index, platform: nil, .invalidDevice("device \(index) has no \"platform\" string"))
+        }
+        guard let platform = platformValue.withUnescapedString({ Platform(utf8: $0) }) ?? nil else {
+            return .rejected(index: index, platform: nil, .unknownPlatform(platformValue.stringValue ?? ""))
+        }
+        var provider = platform.defaultProvider
+        if let providerValue = device["provider"] {
+            guard providerValue.kind == .string,
+                  let named = providerValue.withUnescapedString({ Provider(utf8: $0) }) ?? nil
+            else {
+                return .rejected(index: index, platform: platform, .invalidDevice(
+                    "device \(index): unknown provider \(providerValue.stringValue.map { "'\($0)'" } ?? "value") (expected one of \(Provider.allCases.map(\.rawValue).joined(separator: ", ")))"))
+            }
+            guard platform.allowedProviders.contains(named) else {
+                return .rejected(index: index, platform: platform, .invalidDevice(
+                    "device \(index): platform '\(platform.rawValue)' cannot be reached through '\(named.rawValue)'"))
+            }
+            provider = named
+        }
+
+        if provider == .webpush {
+            return routeSubscription(device, index: index, platform: platform)
+        }
+        guard let token = device["token"], token.kind == .string else {
+            return .rejected(index: index, platform: platform, .invalidToken("device \(index) (\(platform.rawValue)) has no \"token\" string"))
+        }
+        let problem: String? = token.withUnescapedString { bytes in
+            switch provider {
+            case .apns: DeviceTokenRules.validateAPNs(bytes)
+            case .fcm: DeviceTokenRules.validateFCM(bytes)
+            case .adm: DeviceTokenRules.validateADM(bytes)
+            case .webpush: nil
+            }
+        } ?? nil
+        if let problem {
+            return .rejected(index: index, platform: platform, .invalidToken("device \(index): \(problem)"))
+        }
+        return .routed(RoutedDevice(index: index, platform: platform, provider: provider, object: device, address: token))
+    }
+
+    static func routeSubscription(_ device: JSONValue, index: Int, platform: Platform) -> DeviceRoute {
+        func reject(_ message: String) -> DeviceRoute {
+            .rejected(index: index, platform: platform, .invalidToken("device \(index): \(message)"))
+        }
+        guard let subscription = device["subscription"], subscription.kind == .object else {
+            return reject("a web device needs a \"subscription\" object")
+        }
+        guard let endpoint = subscription["endpoint"], endpoint.kind == .string else {
+            return reject("the subscription has no \"endpoint\" string")
+        }
+        if let problem = endpoint.withUnescapedString({ DeviceTokenRules.validateWebPushEndpoint($0) }) ?? nil {
+            return reject(problem)
+        }
+        guard let keys = subscription["keys"], keys.kind == .object else {
+            return reject("the subscription has no \"keys\" object")
+        }
+        for (name, size) in [("p256dh", 65), ("auth", 16)] {
+            guard let key = keys[name], key.kind == .string else { return reject("the subscription has no keys.\(name) string") }
+            if let problem = key.withUnescapedString({ DeviceTokenRules.validateWebPushKey($0, name: name, decodedBytes: size) }) ?? nil {
+                return reject(problem)
+            }
+        }
+        return .routed(RoutedDevice(index: index, platform: platform, provider: .webpush, object: device, address: subscription))
+    }
+
+    static func describe(_ kind: JSONKind) -> String {
+        switch kind {
+        case .object: "an object"
+        case .array: "an array"
+        case .string: "a string"
+        case .number: "a number"
+        case .true, .false: "a boolean"
+        case .null: "null"
+        }
+    }
+}

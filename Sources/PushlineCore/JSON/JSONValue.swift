@@ -1,0 +1,249 @@
+/// A cursor to one value of a `JSONDocument`. Cheap to copy; reads lazily from the bytes.
+public struct JSONValue: Sendable {
+    /// The document this value belongs to.
+    public let document: JSONDocument
+    /// The value's position in the document's tape.
+    internal let index: Int
+
+    internal init(document: JSONDocument, index: Int) {
+        self.document = document
+        self.index = index
+    }
+
+    private var entry: JSONTapeEntry { document.tape[index] }
+
+    /// The byte that opens the value; it determines the kind.
+    private var firstByte: UInt8 { document.buffer[document.range.lowerBound &+ Int(entry.start)] }
+
+    public var kind: JSONKind {
+        switch firstByte {
+        case UInt8(ascii: "{"): .object
+        case UInt8(ascii: "["): .array
+        case UInt8(ascii: "\""): .string
+        case UInt8(ascii: "t"): .true
+        case UInt8(ascii: "f"): .false
+        case UInt8(ascii: "n"): .null
+        default: .number
+        }
+    }
+
+    /// The value's JSON text in `document.buffer` (for strings, including the quotes).
+    public var byteRange: Range<Int> {
+        let e = entry
+        let base = document.range.lowerBound
+        return (base &+ Int(e.start))..<(base &+ Int(e.end))
+    }
+
+    /// Calls `body` with the value's JSON text (for strings, including the quotes).
+    public func withRawBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let range = byteRange
+        let result = document.buffer.withUnsafeBytes { all in
+            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: all[range])) }
+        }
+        return try result.get()
+    }
+
+    // MARK: Strings
+
+    /// Whether the string's content holds escapes (false: the raw content bytes are the value).
+    public var stringHasEscapes: Bool { kind == .string && entry.aux != 0 }
+
+    /// Calls `body` with the unescaped UTF-8 content of a string (no allocation when it has no
+    /// escapes; lone surrogate escapes become U+FFFD). Nil when the value is not a string.
+    ///
+    /// Escaped content is decoded into a temporary buffer as long as the content (decoding never
+    /// lengthens it), on the stack when small.
+    public func withUnescapedString<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
+        guard kind == .string else { return nil }
+        let escaped = entry.aux != 0
+        let range = byteRange
+        // The standard library's closures are not typed-throws yet, hence the Result.
+        let result = document.buffer.withUnsafeBytes { all -> Result<R, E> in
+            let content = UnsafeRawBufferPointer(rebasing: all[(range.lowerBound &+ 1)..<(range.upperBound &- 1)])
+            guard escaped else { return Result { () throws(E) -> R in try body(content) } }
+            return withUnsafeTemporaryAllocation(byteCount: content.count, alignment: 1) { scratch in
+                let length = JSONStringDecoding.unescape(content, into: scratch)
+                return Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: scratch[..<length])) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// The string value (allocates; not for the hot path). Nil when not a string.
+    public var stringValue: String? {
+        withUnescapedString { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Compares the unescaped string content with `bytes` without allocating.
+    /// False when the value is not a string.
+    public func stringEquals(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard kind == .string else { return false }
+        let e = entry
+        let start = document.range.lowerBound &+ Int(e.start) &+ 1
+        let end = document.range.lowerBound &+ Int(e.end) &- 1
+        return document.buffer.withUnsafeBytes { all in
+            Self.contentEquals(UnsafeRawBufferPointer(rebasing: all[start..<end]), escaped: e.aux != 0, bytes)
+        }
+    }
+
+    public func stringEquals(_ string: String) -> Bool {
+        var string = string
+        return string.withUTF8 { stringEquals(UnsafeRawBufferPointer($0)) }
+    }
+
+    @inline(__always)
+    private static func contentEquals(_ content: UnsafeRawBufferPointer, escaped: Bool, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        escaped
+            ? JSONStringDecoding.decodedEquals(content, bytes)
+            : JSONStringDecoding.bytesEqual(content, bytes)
+    }
+
+    // MARK: Numbers, booleans, null
+
+    /// The number as an exact integer: only numbers written without fraction or exponent
+    /// (`"1.0"` and `"1e2"` are nil, although integral) and within Int64. Nil otherwise.
+    public var int64Value: Int64? {
+        let e = entry
+        guard e.aux == 1, kind == .number else { return nil }
+        return withRawBytes { text -> Int64? in
+            var k = 0
+            let negative = text[0] == UInt8(ascii: "-")
+            if negative { k = 1 }
+            // Accumulated as a negative number so that Int64.min fits.
+            var value: Int64 = 0
+            while k < text.count {
+                let digit = Int64(text[k] &- UInt8(ascii: "0"))
+                let (shifted, o1) = value.multipliedReportingOverflow(by: 10)
+                let (next, o2) = shifted.subtractingReportingOverflow(digit)
+                if o1 || o2 { return nil }
+                value = next
+                k &+= 1
+            }
+            if negative { return value }
+            return value == .min ? nil : -value
+        }
+    }
+
+    /// The number as the nearest Double; nil when not a number or beyond Double's range.
+    public var doubleValue: Double? {
+        guard kind == .number else { return nil }
+        // Up to 15 digits an integer is exact in a Double: no text conversion needed.
+        if entry.aux == 1, byteRange.count <= 15, let integer = int64Value {
+            return Double(integer)
+        }
+        // Swift's parser (strtod underneath) rounds correctly; numbers of up to 15 bytes fit in a
+        // small String, so this allocates only for long numbers.
+        let value = withRawBytes { Double(String(decoding: $0, as: UTF8.self)) }
+        guard let value, value.isFinite else { return nil }
+        return value
+    }
+
+    public var boolValue: Bool? {
+        switch kind {
+        case .true: true
+        case .false: false
+        default: nil
+        }
+    }
+
+    public var isNull: Bool { kind == .null }
+
+    // MARK: Containers
+
+    /// Number of elements (array) or members (object); 0 for scalars.
+    public var count: Int {
+        switch kind {
+        case .object, .array: Int(entry.aux)
+        default: 0
+        }
+    }
+
+    /// The array element at `index` (negative counts from the end), nil when out of range or not an array.
+    public subscript(index: Int) -> JSONValue? {
+        guard kind == .array else { return nil }
+        let n = Int(entry.aux)
+        let position = index < 0 ? n &+ index : index
+        guard position >= 0 && position < n else { return nil }
+        return document.tape.withUnsafeBufferPointer { tape in
+            var k = self.index &+ 1
+            for _ in 0..<position { k = Int(tape[k].next) }
+            return JSONValue(document: document, index: k)
+        }
+    }
+
+    /// The object member named `key` (unescaped comparison; the last duplicate wins, like JavaScript).
+    public subscript(key: String) -> JSONValue? {
+        var key = key
+        return key.withUTF8 { member(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The object member whose unescaped name is `key` (the last duplicate wins); no allocation.
+    public func member(utf8 key: UnsafeRawBufferPointer) -> JSONValue? {
+        guard kind == .object else { return nil }
+        let base = document.range.lowerBound
+        let found: Int? = document.tape.withUnsafeBufferPointer { tape in
+            document.buffer.withUnsafeBytes { all in
+                var found: Int? = nil
+                var k = index &+ 1
+                let end = Int(tape[index].next)
+                while k < end {
+                    let name = tape[k]
+                    let content = UnsafeRawBufferPointer(
+                        rebasing: all[(base &+ Int(name.start) &+ 1)..<(base &+ Int(name.end) &- 1)])
+                    if Self.contentEquals(content, escaped: name.aux != 0, key) { found = k &+ 1 }
+                    k = Int(tape[k &+ 1].next)
+                }
+                return found
+            }
+        }
+        return found.map { JSONValue(document: document, index: $0) }
+    }
+
+    /// Array elements in order (empty for non-arrays).
+    public var elements: [JSONValue] {
+        guard kind == .array else { return [] }
+        var result: [JSONValue] = []
+        result.reserveCapacity(Int(entry.aux))
+        forEachChild { result.append(JSONValue(document: document, index: $0)) }
+        return result
+    }
+
+    /// Object members in order (empty for non-objects), duplicates included.
+    public var members: [(key: JSONValue, value: JSONValue)] {
+        guard kind == .object else { return [] }
+        var result: [(key: JSONValue, value: JSONValue)] = []
+        result.reserveCapacity(Int(entry.aux))
+        forEachChild {
+            result.append((JSONValue(document: document, index: $0), JSONValue(document: document, index: $0 &+ 1)))
+        }
+        return result
+    }
+
+    /// Calls `body` with the tape index of each element (arrays) or member key (objects).
+    private func forEachChild(_ body: (Int) -> Void) {
+        let isObject = kind == .object
+        document.tape.withUnsafeBufferPointer { tape in
+            var k = index &+ 1
+            let end = Int(tape[index].next)
+            while k < end {
+                body(k)
+                k = Int(tape[isObject ? k &+ 1 : k].next)
+            }
+        }
+    }
+
+    /// Follows a path (`customer.tags[0]`, `event["title"]`) from this value.
+    public func value(at path: JSONPath) -> JSONValue? {
+        var current = self
+        for component in path.components {
+            let next: JSONValue?
+            switch component {
+            case .key(let name): next = name.withUnsafeBytes { current.member(utf8: $0) }
+            case .index(let position): next = current[position]
+            }
+            guard let next else { return nil }
+            current = next
+        }
+        return current
+    }
+}

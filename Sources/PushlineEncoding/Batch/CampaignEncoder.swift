@@ -1,0 +1,116 @@
+public import PushlineCore
+import PushlineTemplates
+
+/// Parses, routes and encodes audience lines for one compiled campaign. Pure: no I/O, no shared
+/// state, so the runtime runs one per worker over whole batches.
+public struct CampaignEncoder: Sendable {
+    public let campaign: Campaign
+    /// Nesting bound for audience lines (a deeper line is a reject, never a stack overflow).
+    public var maxJSONDepth = 64
+
+    public init(campaign: Campaign) {
+        self.campaign = campaign
+    }
+
+    /// Encodes every line of a batch buffer, plus lines the reader already found too long.
+    public func encode(
+        buffer: [UInt8], lines: some Sequence<AudienceLine>, oversizeLines: [(number: Int, length: Int)] = [],
+        into batch: inout EncodedBatch
+    ) {
+        for (number, length) in oversizeLines {
+            batch.counts.lines += 1
+            rejectLine(number, id: nil, .lineTooLong(length, limit: campaign.maxLineBytes), into: &batch)
+        }
+        for line in lines {
+            encodeLine(buffer: buffer, line: line, into: &batch)
+        }
+    }
+
+    public func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch) {
+        batch.counts.lines += 1
+        if batch.firstLine == 0 || line.number < batch.firstLine { batch.firstLine = line.number }
+        batch.lastLine = max(batch.lastLine, line.number)
+        let document: JSONDocument
+        do {
+            document = try JSONDocument(buffer: buffer, range: line.range, maxDepth: maxJSONDepth)
+        } catch {
+            return rejectLine(line.number, id: nil, .invalidJSON(error), into: &batch)
+        }
+        let record: AudienceRecord
+        switch AudienceRouter.route(document.root) {
+        case .failure(let reason):
+            return rejectLine(line.number, id: document.root["id"], reason, into: &batch)
+        case .success(let routed):
+            record = routed
+        }
+        var context = EncodeContext(record: record.root, fieldLimit: campaign.maxFieldBytes)
+        for route in record.routes {
+            batch.counts.devices += 1
+            switch route {
+            case .rejected(let index, let platform, let reason):
+                rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, into: &batch)
+            case .routed(let device):
+                guard campaign.deviceTypes.contains(device.platform) else {
+                    batch.counts.skipped[SkipReason.notTargeted(device.platform).code, default: 0] += 1
+                    continue
+                }
+                context.device = device.object
+                do {
+                    let truncated = try encodeDevice(device, record: record, line: line.number, context: &context, into: &batch.requests[device.provider.ordinal])
+                    batch.counts.written[device.provider, default: 0] += 1
+                    if truncated { batch.counts.truncated += 1 }
+                } catch {
+                    rejectDevice(line.number, record: record, index: device.index, platform: device.platform, provider: device.provider, error.reason, into: &batch)
+                }
+            }
+        }
+    }
+
+    /// Appends one request line for `device`; returns whether text was truncated to fit.
+    func encodeDevice(
+        _ device: RoutedDevice, record: AudienceRecord, line: Int,
+        context: inout EncodeContext, into writer: inout JSONWriter
+    ) throws(EncodeFailure) -> Bool {
+        let mark = writer.count
+        do throws(EncodeFailure) {
+            switch (device.platform, device.provider) {
+            case (.ios, .apns):
+                guard let plan = campaign.apns else { throw EncodeFailure(.noRoute(device, "providers.apns")) }
+                return try APNsEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+            case (.ios, .fcm):
+                guard let plan = campaign.fcmIOS else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+            case (.android, .fcm):
+                guard let plan = campaign.fcmAndroid else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+            default:
+                throw EncodeFailure(.noRoute(device, nil))
+            }
+        } catch {
+            writer.truncate(to: mark, needsComma: false)
+            throw error
+        }
+    }
+
+    func rejectLine(_ number: Int, id: JSONValue?, _ reason: RejectReason, into batch: inout EncodedBatch) {
+        batch.counts.linesRejected += 1
+        RequestLine.writeReject(line: number, id: id, device: nil, platform: nil, provider: nil, reason, into: &batch.rejects)
+    }
+
+    func rejectDevice(
+        _ number: Int, record: AudienceRecord, index: Int, platform: Platform?, provider: Provider?,
+        _ reason: RejectReason, into batch: inout EncodedBatch
+    ) {
+        batch.counts.rejected[reason.code, default: 0] += 1
+        RequestLine.writeReject(line: number, id: record.id, device: index, platform: platform, provider: provider, reason, into: &batch.rejects)
+    }
+}
+
+extension RejectReason {
+    static func noRoute(_ device: RoutedDevice, _ settings: String?) -> RejectReason {
+        if let settings {
+            return RejectReason("no_route", "device \(device.index): \(device.platform.rawValue) through \(device.provider.rawValue) needs \(settings) in the pipeline")
+        }
+        return RejectReason("no_route", "device \(device.index): \(device.platform.rawValue) through \(device.provider.rawValue) cannot be encoded by this version")
+    }
+}

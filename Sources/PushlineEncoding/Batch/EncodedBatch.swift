@@ -1,0 +1,36 @@
+public import PushlineCore
+
+/// The output of encoding one batch of audience lines: NDJSON request lines per provider, reject
+/// lines, and the counts. Sinks append the bytes as they are; nothing is re-serialized.
+public struct EncodedBatch: Sendable {
+    /// Request lines per provider, indexed by `Provider.allCases` order.
+    public var requests: [JSONWriter]
+    public var rejects: JSONWriter
+    public var counts = RunCounts()
+    /// Position of the batch in the input, for ordered sinks and progress.
+    public var sequence: Int
+    public var firstLine = 0
+    public var lastLine = 0
+
+    public init(sequence: Int, capacity: Int = 1 << 20) {
+        self.sequence = sequence
+        requests = Provider.allCases.map { _ in JSONWriter(reservingCapacity: 0) }
+        rejects = JSONWriter(reservingCapacity: 0)
+    }
+
+    public func requests(for provider: Provider) -> JSONWriter {
+        requests[provider.ordinal]
+    }
+}
+
+extension Provider {
+    /// Index into per-provider arrays.
+    public var ordinal: Int {
+        switch self {
+        case .apns: 0
+        case .fcm: 1
+        case .webpush: 2
+        case .adm: 3
+        }
+    }
+}

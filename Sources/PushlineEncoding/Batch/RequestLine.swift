@@ -1,0 +1,81 @@
+import PushlineCore
+
+/// The framing of result files: one JSON object per line.
+///
+/// Request lines (dry run): `recipient`, `line`, `device`, `platform`, `provider`, then `method`,
+/// `url`, `headers` and `body` exactly as the provider would receive them (minus credentials).
+/// Reject lines: `line`, `recipient`, `device`, `platform`, `provider`, `code`, `reason`.
+enum RequestLine {
+    static func writeIdentity(line: Int, id: JSONValue, device: RoutedDevice, into w: inout JSONWriter) {
+        w.beginObject()
+        w.writeKey("recipient")
+        writeRaw(id, into: &w)
+        w.writeKey("line")
+        w.writeInt(line)
+        w.writeKey("device")
+        w.writeInt(device.index)
+        w.writeKey("platform")
+        w.writeString(device.platform.staticName)
+        w.writeKey("provider")
+        w.writeString(device.provider.staticName)
+        w.writeKey("method")
+        w.writeString("POST")
+    }
+
+    /// Closes the request object and ends the NDJSON line.
+    static func finish(into w: inout JSONWriter) {
+        w.endObject()
+        w.appendRaw(byte: 0x0A)
+        w.resetSeparator()
+    }
+
+    static func writeRaw(_ value: JSONValue, into w: inout JSONWriter) {
+        value.document.buffer.withUnsafeBytes { raw in
+            w.writeRawValue(UnsafeRawBufferPointer(rebasing: raw[value.byteRange]))
+        }
+    }
+
+    static func writeReject(
+        line: Int, id: JSONValue?, device: Int?, platform: Platform?, provider: Provider?,
+        _ reason: RejectReason, into w: inout JSONWriter
+    ) {
+        w.beginObject()
+        w.writeKey("line")
+        w.writeInt(line)
+        w.writeKey("recipient")
+        if let id, id.kind == .string || id.kind == .number { writeRaw(id, into: &w) } else { w.writeNull() }
+        w.writeKey("device")
+        if let device { w.writeInt(device) } else { w.writeNull() }
+        w.writeKey("platform")
+        if let platform { w.writeString(platform.rawValue) } else { w.writeNull() }
+        w.writeKey("provider")
+        if let provider { w.writeString(provider.rawValue) } else { w.writeNull() }
+        w.writeKey("code")
+        w.writeString(reason.code)
+        w.writeKey("reason")
+        w.writeString(reason.message)
+        finish(into: &w)
+    }
+}
+
+extension Platform {
+    var staticName: StaticString {
+        switch self {
+        case .ios: "ios"
+        case .android: "android"
+        case .web: "web"
+        case .amazon: "amazon"
+        }
+    }
+}
+
+extension Provider {
+    var staticName: StaticString {
+        switch self {
+        case .apns: "apns"
+        case .fcm: "fcm"
+        case .webpush: "webpush"
+        case .adm: "adm"
+        }
+    }
+}

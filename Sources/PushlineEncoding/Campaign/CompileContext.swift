@@ -1,0 +1,119 @@
+public import PushlineCore
+public import PushlineTemplates
+
+/// Shared state while a pipeline's notification is compiled: the template dialect and options,
+/// the run's clock reading (for expiry), and the diagnostics collected so far.
+public struct CompileContext: Sendable {
+    public var dialect: TemplateDialect
+    public var templateOptions: TemplateOptions
+    public var validation: ValidationOptions
+    /// UNIX seconds the run started at: relative expiries count from here, so every request of a
+    /// run carries the same absolute time and a dry run is reproducible with `--now`.
+    public var now: Int
+    public var log = DiagnosticLog()
+
+    public init(dialect: TemplateDialect, templateOptions: TemplateOptions, validation: ValidationOptions = .init(), now: Int) {
+        self.dialect = dialect
+        self.templateOptions = templateOptions
+        self.validation = validation
+        self.now = now
+    }
+
+    /// Compiles a pipeline string; a template that does not compile is reported with the field's
+    /// path and the line and column inside the template, and yields nil.
+    public mutating func templated(_ node: ConfigNode, _ path: ConfigPath) -> TemplatedValue? {
+        guard let text = node.stringValue else { return nil }
+        guard isTemplated(text) else { return TemplatedValue(.constant(text), field: path.description) }
+        do {
+            let template = try TemplateCompiler.compile(text, dialect: dialect, options: templateOptions)
+            if let literal = template.literalText { return TemplatedValue(.constant(literal), field: path.description) }
+            return TemplatedValue(.template(template), field: path.description)
+        } catch {
+            log.error(path, "\(dialect.rawValue) template does not compile: \(error.description)", at: node)
+            return nil
+        }
+    }
+
+    /// A string payload value (omitted from the payload when absent).
+    public mutating func text(_ node: ConfigNode?, _ path: ConfigPath, role: TextRole = .other) -> PayloadNode? {
+        guard let node, let value = templated(node, path) else { return nil }
+        return .templated(value, role: role)
+    }
+
+    /// An integer: a literal becomes a constant, a template the typed form checked per recipient.
+    public mutating func integer(_ node: ConfigNode?, _ path: ConfigPath, range: ClosedRange<Int>? = nil) -> PayloadNode? {
+        guard let node else { return nil }
+        if let value = node.intValue { return .integer(value) }
+        guard let value = templated(node, path) else { return nil }
+        if let constant = value.constantText, let number = Int(constant) { return .integer(number) }
+        return .typed(value, .integer(range))
+    }
+
+    public mutating func number(_ node: ConfigNode?, _ path: ConfigPath, range: ClosedRange<Double>? = nil) -> PayloadNode? {
+        guard let node else { return nil }
+        if let value = node.numberValue { return .number(value) }
+        guard let value = templated(node, path) else { return nil }
+        return .typed(value, .number(range))
+    }
+
+    /// A boolean flag as APNs wants it (`1` when true, omitted when false).
+    public mutating func flag(_ node: ConfigNode?, _ path: ConfigPath) -> PayloadNode? {
+        guard let node else { return nil }
+        if let value = node.boolValue { return value ? .integer(1) : nil }
+        if let value = node.intValue { return value == 1 ? .integer(1) : nil }
+        guard let value = templated(node, path) else { return nil }
+        return .typed(value, .integer(0...1))
+    }
+
+    public mutating func boolean(_ node: ConfigNode?, _ path: ConfigPath) -> PayloadNode? {
+        guard let node else { return nil }
+        if let value = node.boolValue { return .bool(value) }
+        guard let value = templated(node, path) else { return nil }
+        return .typed(value, .boolean)
+    }
+
+    /// Any JSON from the pipeline (extras, custom payloads): string leaves are personalized,
+    /// everything else is constant.
+    public mutating func json(_ node: ConfigNode, _ path: ConfigPath) -> PayloadNode {
+        switch node.value {
+        case .null: return .constant(Array("null".utf8))
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .integer(i)
+        case .double(let d): return .number(d)
+        case .string: return text(node, path) ?? .string("")
+        case .sequence(let elements):
+            return .makeArray(elements.enumerated().map { json($1, path.appending(index: $0)) })
+        case .mapping(let entries):
+            return .makeObject(entries.map { PayloadMember($0.key, json($0.node, path / $0.key), omitIfEmpty: false) })
+        }
+    }
+
+    /// A map whose values must be strings on the wire (FCM `data`): numbers and booleans are
+    /// written as their text.
+    public mutating func stringMap(_ node: ConfigNode, _ path: ConfigPath) -> [PayloadMember] {
+        (node.mappingEntries ?? []).map { key, value in
+            let member: PayloadNode = switch value.value {
+            case .string: text(value, path / key) ?? .string("")
+            case .int(let i): .string(String(i))
+            case .double(let d): .string(String(d))
+            case .bool(let b): .string(String(b))
+            default: .string("")
+            }
+            return PayloadMember(key, member, omitIfEmpty: false)
+        }
+    }
+
+    /// Seconds from now until an expiry given as seconds or as an ISO timestamp (never negative).
+    public func expirySeconds(_ node: ConfigNode) -> Int? {
+        if let seconds = node.intValue { return max(0, seconds) }
+        if let text = node.stringValue, let at = ISOTimestamp.parse(text) { return max(0, at - now) }
+        return nil
+    }
+
+    /// The absolute UNIX time of an expiry given as seconds or as an ISO timestamp.
+    public func expiryTimestamp(_ node: ConfigNode) -> Int? {
+        if let seconds = node.intValue { return now + max(0, seconds) }
+        if let text = node.stringValue { return ISOTimestamp.parse(text) }
+        return nil
+    }
+}

@@ -1,0 +1,349 @@
+public import PushlineCore
+import PushlineTemplates
+
+/// Which personalized text a node holds, for the oversize policy (body is shortened first).
+public enum TextRole: Sendable, Equatable {
+    case body
+    case title
+    case other
+}
+
+/// A provider payload compiled once per campaign: constant parts pre-serialized to bytes,
+/// personalized leaves rendered per recipient.
+///
+/// Mapping an override property to its wire location happens when the tree is built; encoding a
+/// device is then a walk that appends into one `JSONWriter`. Objects whose members are all
+/// constant fold into a single byte run, so a typical payload costs a few appends and the renders.
+public indirect enum PayloadNode: Sendable {
+    /// A complete JSON value, already serialized.
+    case constant([UInt8])
+    /// A string rendered for each recipient.
+    case text(TemplatedValue, role: TextRole)
+    /// A value rendered as text, then encoded as a number or boolean.
+    case typed(TemplatedValue, RenderedType)
+    /// A value copied from the recipient's record (`JSONPath` from the root); omitted when absent.
+    case recordValue(JSONPath)
+    /// A badge relative to the device's current `badge` field (0 when the device has none),
+    /// never below 0: iOS `badge: "+1"`, `"-1"`, `"auto"` (= +1).
+    case relativeBadge(Int)
+    case object([PayloadMember])
+    case array([PayloadNode])
+
+    // MARK: Building
+
+    public static func string(_ value: String) -> PayloadNode {
+        var writer = JSONWriter(reservingCapacity: value.utf8.count + 2)
+        writer.writeString(value)
+        return .constant(writer.bytes)
+    }
+
+    public static func integer(_ value: Int) -> PayloadNode {
+        var writer = JSONWriter(reservingCapacity: 8)
+        writer.writeInt(value)
+        return .constant(writer.bytes)
+    }
+
+    public static func number(_ value: Double) -> PayloadNode {
+        var writer = JSONWriter(reservingCapacity: 8)
+        writer.writeDouble(value)
+        return .constant(writer.bytes)
+    }
+
+    public static func bool(_ value: Bool) -> PayloadNode {
+        .constant(Array((value ? "true" : "false").utf8))
+    }
+
+    /// A templated string: constant text folds to a constant.
+    public static func templated(_ value: TemplatedValue, role: TextRole = .other) -> PayloadNode {
+        if let text = value.constantText { return .string(text) }
+        return .text(value, role: role)
+    }
+
+    /// An object; when every member is constant (and none may be omitted) it folds to bytes.
+    public static func makeObject(_ members: [PayloadMember]) -> PayloadNode {
+        let foldable = members.allSatisfy { member in
+            if case .constant = member.value { return !member.omitIfEmpty || !member.value.isEmptyConstant }
+            return false
+        }
+        guard foldable else { return .object(members) }
+        var writer = JSONWriter(reservingCapacity: 64)
+        writer.beginObject()
+        for member in members {
+            guard case .constant(let bytes) = member.value else { continue }
+            if member.omitIfEmpty && member.value.isEmptyConstant { continue }
+            writer.writeKey(member.key)
+            bytes.withUnsafeBytes { writer.writeRawValue($0) }
+        }
+        writer.endObject()
+        return .constant(writer.bytes)
+    }
+
+    public static func makeArray(_ elements: [PayloadNode]) -> PayloadNode {
+        let constants = elements.compactMap { node -> [UInt8]? in
+            if case .constant(let bytes) = node { return bytes }
+            return nil
+        }
+        guard constants.count == elements.count else { return .array(elements) }
+        var writer = JSONWriter(reservingCapacity: 64)
+        writer.beginArray()
+        for bytes in constants { bytes.withUnsafeBytes { writer.writeRawValue($0) } }
+        writer.endArray()
+        return .constant(writer.bytes)
+    }
+
+    var isEmptyConstant: Bool {
+        guard case .constant(let bytes) = self else { return false }
+        return bytes == [0x22, 0x22] || bytes == [0x7B, 0x7D] || bytes == [0x5B, 0x5D]
+    }
+
+    /// Whether any part of the tree depends on the recipient.
+    public var isPersonalized: Bool {
+        switch self {
+        case .constant: false
+        case .text, .typed, .recordValue, .relativeBadge: true
+        case .object(let members): members.contains { $0.value.isPersonalized }
+        case .array(let elements): elements.contains { $0.isPersonalized }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Appends this value for one recipient. Returns false when nothing was written because the
+    /// value came out empty and `omitIfEmpty` allowed dropping it.
+    @discardableResult
+    public func write(into writer: inout JSONWriter, context: inout EncodeContext, omitIfEmpty: Bool = false) throws(EncodeFailure) -> Bool {
+        switch self {
+        case .constant(let bytes):
+            if omitIfEmpty && isEmptyConstant { return false }
+            bytes.withUnsafeBytes { writer.writeRawValue($0) }
+            return true
+
+        case .text(let value, let role):
+            return try writeText(value, role: role, into: &writer, context: &context, omitIfEmpty: omitIfEmpty)
+
+        case .typed(let value, let type):
+            return try writeTyped(value, type, into: &writer, context: &context, omitIfEmpty: omitIfEmpty)
+
+        case .recordValue(let path):
+            guard let found = context.record.value(at: path), !found.isNull else { return false }
+            let document = found.document
+            document.buffer.withUnsafeBytes { raw in
+                writer.writeRawValue(UnsafeRawBufferPointer(rebasing: raw[found.byteRange]))
+            }
+            return true
+
+        case .relativeBadge(let delta):
+            let current = context.device?["badge"]?.int64Value.map { Int(clamping: $0) } ?? 0
+            writer.writeInt(max(0, current &+ delta))
+            return true
+
+        case .object(let members):
+            let mark = writer.count
+            let hadComma = writer.separatorPending
+            writer.beginObject()
+            var wrote = 0
+            for member in members {
+                let keyMark = writer.count
+                let keyComma = writer.separatorPending
+                writer.writeKey(member.key)
+                if try member.value.write(into: &writer, context: &context, omitIfEmpty: member.omitIfEmpty) {
+                    wrote += 1
+                } else {
+                    writer.truncate(to: keyMark, needsComma: keyComma)
+                }
+            }
+            writer.endObject()
+            if wrote == 0 && omitIfEmpty {
+                writer.truncate(to: mark, needsComma: hadComma)
+                return false
+            }
+            return true
+
+        case .array(let elements):
+            let mark = writer.count
+            let hadComma = writer.separatorPending
+            writer.beginArray()
+            for element in elements {
+                try element.write(into: &writer, context: &context)
+            }
+            writer.endArray()
+            if elements.isEmpty && omitIfEmpty {
+                writer.truncate(to: mark, needsComma: hadComma)
+                return false
+            }
+            return true
+        }
+    }
+
+    private func writeText(
+        _ value: TemplatedValue, role: TextRole, into writer: inout JSONWriter,
+        context: inout EncodeContext, omitIfEmpty: Bool
+    ) throws(EncodeFailure) -> Bool {
+        guard case .template(let template) = value.source else {
+            // Constants are folded at build time; a constant here only comes from a test.
+            writer.writeString(value.constantText ?? "")
+            return true
+        }
+        if let budget = context.truncation?.budget(for: role) {
+            // Slow path (oversize policy): render, shorten at a grapheme boundary, then write.
+            try value.renderRaw(record: context.record, into: &context.scratch)
+            let text = TextTruncation.truncate(context.scratch.bytes, toBytes: budget)
+            if text.isEmpty && omitIfEmpty { return false }
+            if text.count < context.scratch.bytes.count { context.truncation?.didTruncate = true }
+            writer.writeString(utf8: text)
+            return true
+        }
+        let mark = writer.count
+        let hadComma = writer.separatorPending
+        var rendered = 0
+        let record = context.record
+        do {
+            try writer.writeString(renderingWithLimit: context.fieldLimit) { (output: inout RenderOutput) throws(TemplateRenderError) in
+                try template.render(record: record, into: &output)
+                rendered = output.textCount
+            }
+        } catch {
+            throw EncodeFailure(field: value.field, error)
+        }
+        if rendered == 0 && omitIfEmpty {
+            writer.truncate(to: mark, needsComma: hadComma)
+            return false
+        }
+        context.renderedText[role.index] += rendered
+        return true
+    }
+
+    private func writeTyped(
+        _ value: TemplatedValue, _ type: RenderedType, into writer: inout JSONWriter,
+        context: inout EncodeContext, omitIfEmpty: Bool
+    ) throws(EncodeFailure) -> Bool {
+        try value.renderRaw(record: context.record, into: &context.scratch)
+        let text = TypedText.trimmed(context.scratch.bytes)
+        if text.isEmpty {
+            if omitIfEmpty { return false }
+            throw EncodeFailure(field: value.field, invalid: "rendered empty, expected \(type.name)")
+        }
+        switch type {
+        case .string:
+            writer.writeString(utf8: Array(text))
+        case .integer(let range):
+            guard let number = TypedText.integer(text) else {
+                throw EncodeFailure(field: value.field, invalid: "rendered \(TypedText.quote(text)), expected an integer")
+            }
+            if let range, !range.contains(number) {
+                throw EncodeFailure(field: value.field, invalid: "rendered \(number), expected \(range.lowerBound) to \(range.upperBound)")
+            }
+            writer.writeInt(number)
+        case .number(let range):
+            guard let number = TypedText.number(text) else {
+                throw EncodeFailure(field: value.field, invalid: "rendered \(TypedText.quote(text)), expected a number")
+            }
+            if let range, !range.contains(number) {
+                throw EncodeFailure(field: value.field, invalid: "rendered \(number), expected \(range.lowerBound) to \(range.upperBound)")
+            }
+            writer.writeDouble(number)
+        case .boolean:
+            guard let flag = TypedText.boolean(text) else {
+                throw EncodeFailure(field: value.field, invalid: "rendered \(TypedText.quote(text)), expected true or false")
+            }
+            writer.writeBool(flag)
+        }
+        return true
+    }
+}
+
+/// One member of a payload object.
+public struct PayloadMember: Sendable {
+    public var key: String
+    public var value: PayloadNode
+    /// Drop the member when its value renders empty (`""`, `{}` or `[]`) rather than send it empty.
+    public var omitIfEmpty: Bool
+
+    public init(_ key: String, _ value: PayloadNode, omitIfEmpty: Bool = true) {
+        self.key = key
+        self.value = value
+        self.omitIfEmpty = omitIfEmpty
+    }
+}
+
+/// Per-worker state for encoding one device: the record, a scratch buffer, the field limit.
+public struct EncodeContext: Sendable {
+    public var record: JSONValue
+    /// The device entry being encoded (for device-relative values such as a relative badge).
+    public var device: JSONValue?
+    public var scratch: RenderOutput
+    public var fieldLimit: Int
+    /// Set only while re-encoding an oversize payload under the `truncate` policy.
+    public var truncation: TruncationBudget?
+    /// Bytes of personalized text written per role (body, title, other) in the current payload.
+    public var renderedText: [Int] = [0, 0, 0]
+
+    public init(record: JSONValue, fieldLimit: Int) {
+        self.record = record
+        self.fieldLimit = fieldLimit
+        self.scratch = RenderOutput(mode: .raw, limit: fieldLimit, reservingCapacity: 256)
+    }
+}
+
+extension TextRole {
+    var index: Int {
+        switch self {
+        case .body: 0
+        case .title: 1
+        case .other: 2
+        }
+    }
+}
+
+extension RenderedType {
+    var name: String {
+        switch self {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .number: "a number"
+        case .boolean: "true or false"
+        }
+    }
+}
+
+/// Parsing of rendered text for typed fields.
+enum TypedText {
+    static func trimmed(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
+        var slice = bytes[...]
+        while let first = slice.first, first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D { slice.removeFirst() }
+        while let last = slice.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { slice.removeLast() }
+        return slice
+    }
+
+    static func integer(_ text: ArraySlice<UInt8>) -> Int? {
+        var slice = text
+        var negative = false
+        if let first = slice.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            slice.removeFirst()
+        }
+        guard !slice.isEmpty, slice.count <= 18 else { return nil }
+        var value = 0
+        for b in slice {
+            guard b >= 0x30 && b <= 0x39 else { return nil }
+            value = value * 10 + Int(b - 0x30)
+        }
+        return negative ? -value : value
+    }
+
+    static func number(_ text: ArraySlice<UInt8>) -> Double? {
+        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else { return nil }
+        return value
+    }
+
+    static func boolean(_ text: ArraySlice<UInt8>) -> Bool? {
+        if text.elementsEqual("true".utf8) { return true }
+        if text.elementsEqual("false".utf8) { return false }
+        return nil
+    }
+
+    static func quote(_ text: ArraySlice<UInt8>) -> String {
+        let string = String(decoding: text.prefix(40), as: UTF8.self)
+        return "'\(string)\(text.count > 40 ? "…" : "")'"
+    }
+}

@@ -1,0 +1,65 @@
+import PushlineCore
+
+/// Encodes one APNs request: `POST /3/device/<token>` with the apns-* headers and the payload.
+enum APNsEncoder {
+    static func encode(
+        _ plan: APNsPlan, device: RoutedDevice, record: AudienceRecord, line: Int,
+        policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
+    ) throws(EncodeFailure) -> Bool {
+        RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
+        w.writeKey("url")
+        w.beginRawValue()
+        plan.urlPrefix.withUnsafeBytes { w.appendRaw($0) }
+        // The token was validated as hex, so its bytes are safe in a path and in JSON.
+        _ = device.address.withUnescapedString { w.appendRaw($0) }
+        w.appendRaw("\"")
+        w.endRawValue()
+
+        w.writeKey("headers")
+        w.beginObject()
+        w.writeKey("apns-push-type")
+        w.writeString(plan.pushType)
+        w.writeKey("apns-priority")
+        w.writeString(String(plan.priority))
+        w.writeKey("apns-topic")
+        w.writeString(plan.topic)
+        if let expiration = plan.expiration {
+            w.writeKey("apns-expiration")
+            w.writeString(String(expiration))
+        }
+        if let collapse = plan.collapseID {
+            try collapse.renderRaw(record: context.record, into: &context.scratch)
+            let bytes = context.scratch.bytes
+            if !bytes.isEmpty {
+                try HeaderValue.check(bytes, field: collapse.field, maxBytes: ProviderLimits.apnsCollapseID)
+                w.writeKey("apns-collapse-id")
+                w.writeString(utf8: bytes)
+            }
+        }
+        w.endObject()
+
+        w.writeKey("body")
+        let truncated = try PayloadFitting.write(
+            into: &w, context: &context, limit: plan.payloadLimit, policy: policy, provider: .apns, size: { $0 }
+        ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
+            try plan.payload.write(into: &w, context: &context)
+        }
+        RequestLine.finish(into: &w)
+        return truncated
+    }
+}
+
+/// Rules for personalized values that land in HTTP headers.
+enum HeaderValue {
+    static func check(_ bytes: [UInt8], field: String, maxBytes: Int) throws(EncodeFailure) {
+        if bytes.count > maxBytes {
+            throw EncodeFailure(RejectReason("header_too_long", "\(field): rendered \(bytes.count) bytes, at most \(maxBytes) allowed"))
+        }
+        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw EncodeFailure(RejectReason("invalid_header_value", "\(field): rendered text holds control characters, which cannot go in a header"))
+        }
+        if !bytes.withUnsafeBytes({ UTF8Validation.isValid($0) }) {
+            throw EncodeFailure(RejectReason("invalid_header_value", "\(field): rendered text is not valid UTF-8"))
+        }
+    }
+}

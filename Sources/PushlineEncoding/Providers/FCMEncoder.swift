@@ -1,0 +1,48 @@
+import PushlineCore
+
+/// Encodes one FCM HTTP v1 request: `POST …/messages:send` with `{"message":{"token":…,…}}`.
+enum FCMEncoder {
+    static let contentType: StaticString = "application/json"
+
+    static func encode(
+        _ plan: FCMPlan, device: RoutedDevice, record: AudienceRecord, line: Int,
+        policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
+    ) throws(EncodeFailure) -> Bool {
+        RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
+        w.writeKey("url")
+        w.writeString(plan.url)
+        w.writeKey("headers")
+        w.beginObject()
+        w.writeKey("content-type")
+        w.writeString(contentType)
+        w.endObject()
+
+        w.writeKey("body")
+        w.beginObject()
+        w.writeKey("message")
+        // FCM counts the message payload, not its target: the token member is subtracted.
+        var tokenBytes = 0
+        let truncated = try PayloadFitting.write(
+            into: &w, context: &context, limit: plan.payloadLimit, policy: policy, provider: .fcm,
+            size: { $0 - tokenBytes }
+        ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
+            w.beginObject()
+            let tokenStart = w.count
+            w.writeKey("token")
+            _ = device.address.withUnescapedString { w.writeString(utf8: $0) }
+            tokenBytes = w.count - tokenStart + 1   // and its comma
+            for member in plan.message {
+                let keyMark = w.count
+                let hadComma = w.separatorPending
+                w.writeKey(member.key)
+                if try !member.value.write(into: &w, context: &context, omitIfEmpty: member.omitIfEmpty) {
+                    w.truncate(to: keyMark, needsComma: hadComma)
+                }
+            }
+            w.endObject()
+        }
+        w.endObject()
+        RequestLine.finish(into: &w)
+        return truncated
+    }
+}

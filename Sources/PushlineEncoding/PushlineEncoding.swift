@@ -1,2 +1,0 @@
-// Pipeline encoders land here (see docs/architecture.md).
-import PushlineCore

@@ -1,0 +1,347 @@
+public import PushlineCore
+
+/// The shape a pipeline value must have: one place that both validation and docs read.
+public indirect enum SchemaType: Sendable {
+    /// Text; personalizable unless `format` says otherwise.
+    case string(StringFormat = .text)
+    /// An integer, or a template whose rendering must be one (the typed form).
+    case integer(ClosedRange<Int>? = nil)
+    /// A number, or a template whose rendering must be one.
+    case number(ClosedRange<Double>? = nil)
+    /// A boolean (templated form allowed: renders `true` or `false`).
+    case boolean
+    /// One of fixed words (not personalizable: it decides the payload's shape).
+    case enumeration([String])
+    /// One of fixed integers.
+    case integerChoice([Int])
+    case object(ObjectSchema)
+    case array(SchemaType, maxCount: Int? = nil)
+    /// Any of several shapes, tried in order (e.g. alert: string or object).
+    case oneOf([SchemaType])
+    /// String keys to string values (FCM `data`, Android extras), personalizable values.
+    case stringMap(disallowed: KeyRule = .none)
+    /// String keys to any JSON (iOS extras, custom payload parts), personalizable string leaves.
+    case jsonMap(disallowed: KeyRule = .none)
+    /// Seconds from now (integer) or an absolute ISO 8601 UTC timestamp.
+    case expiry
+}
+
+public enum StringFormat: Sendable, Equatable {
+    case text
+    /// `#rrggbb`
+    case color
+    /// An absolute URL; https is expected (a warning, or an error when `require_https_urls`).
+    case url
+    /// Must not be personalized (identifiers that decide routing or shape).
+    case constant
+    /// At most this many UTF-8 bytes once rendered (checked at validate time for constants,
+    /// per recipient otherwise).
+    case maxBytes(Int)
+}
+
+/// Keys an extras map may not use because they clash with what the encoder generates.
+public struct KeyRule: Sendable {
+    public var exact: [String]
+    public var prefixes: [String]
+    public var reason: String
+
+    public init(exact: [String], prefixes: [String] = [], reason: String) {
+        self.exact = exact
+        self.prefixes = prefixes
+        self.reason = reason
+    }
+
+    public static let none = KeyRule(exact: [], reason: "")
+
+    func violation(_ key: String) -> Bool {
+        exact.contains(key) || prefixes.contains { key.hasPrefix($0) }
+    }
+}
+
+public struct SchemaProperty: Sendable {
+    public var name: String
+    public var type: SchemaType
+    public var required: Bool
+    public var deprecated: Bool
+
+    public init(_ name: String, _ type: SchemaType, required: Bool = false, deprecated: Bool = false) {
+        self.name = name
+        self.type = type
+        self.required = required
+        self.deprecated = deprecated
+    }
+}
+
+/// An object's properties plus rules that involve several of them.
+public struct ObjectSchema: Sendable {
+    public var name: String
+    public var properties: [SchemaProperty]
+    /// Cross-property rules (e.g. `style.type: big_picture` needs `big_picture`).
+    public var rules: [@Sendable (ConfigNode, ConfigPath, inout DiagnosticLog, ValidationOptions) -> Void]
+
+    public init(
+        _ name: String,
+        _ properties: [SchemaProperty],
+        rules: [@Sendable (ConfigNode, ConfigPath, inout DiagnosticLog, ValidationOptions) -> Void] = []
+    ) {
+        self.name = name
+        self.properties = properties
+        self.rules = rules
+    }
+
+    public func property(_ name: String) -> SchemaProperty? {
+        properties.first { $0.name == name }
+    }
+}
+
+public struct ValidationOptions: Sendable {
+    /// Non-https image and link URLs are errors instead of warnings.
+    public var requireHTTPSURLs: Bool
+
+    public init(requireHTTPSURLs: Bool = false) {
+        self.requireHTTPSURLs = requireHTTPSURLs
+    }
+}
+
+/// Whether pipeline text holds template syntax (both dialects open with `{{` or `{%`).
+public func isTemplated(_ text: String) -> Bool {
+    text.contains("{{") || text.contains("{%")
+}
+
+/// Checks a configuration value against a schema and records every problem with its path.
+public enum SchemaValidator {
+    public static func validate(
+        _ node: ConfigNode, as type: SchemaType, at path: ConfigPath,
+        into log: inout DiagnosticLog, options: ValidationOptions = .init()
+    ) {
+        switch type {
+        case .string(let format):
+            guard let text = node.stringValue else {
+                return log.error(path, "expected a string, found \(node.kindName)", at: node)
+            }
+            validateString(text, format: format, node: node, path: path, log: &log, options: options)
+
+        case .integer(let range):
+            if let text = node.stringValue, isTemplated(text) { return }
+            guard let value = node.intValue else {
+                return log.error(path, "expected an integer\(describe(range)), found \(describeValue(node))", at: node)
+            }
+            if let range, !range.contains(value) {
+                log.error(path, "\(value) is out of range: expected \(range.lowerBound) to \(range.upperBound)", at: node)
+            }
+
+        case .number(let range):
+            if let text = node.stringValue, isTemplated(text) { return }
+            guard let value = node.numberValue else {
+                return log.error(path, "expected a number\(describe(range)), found \(describeValue(node))", at: node)
+            }
+            if let range, !range.contains(value) {
+                log.error(path, "\(formatNumber(value)) is out of range: expected \(formatNumber(range.lowerBound)) to \(formatNumber(range.upperBound))", at: node)
+            }
+
+        case .boolean:
+            if let text = node.stringValue, isTemplated(text) { return }
+            if node.boolValue == nil {
+                log.error(path, "expected true or false, found \(describeValue(node))", at: node)
+            }
+
+        case .enumeration(let words):
+            guard let text = node.stringValue, words.contains(text) else {
+                var message = "expected one of \(words.joined(separator: ", ")), found \(describeValue(node))"
+                if let text = node.stringValue, let guess = NameSuggestion.closest(to: text, in: words) {
+                    message += " (did you mean '\(guess)'?)"
+                }
+                return log.error(path, message, at: node)
+            }
+
+        case .integerChoice(let choices):
+            guard let value = node.intValue, choices.contains(value) else {
+                return log.error(path, "expected one of \(choices.map(String.init).joined(separator: ", ")), found \(describeValue(node))", at: node)
+            }
+
+        case .object(let schema):
+            validateObject(node, schema: schema, path: path, log: &log, options: options)
+
+        case .array(let element, let maxCount):
+            guard let elements = node.sequenceElements else {
+                return log.error(path, "expected a list, found \(node.kindName)", at: node)
+            }
+            if let maxCount, elements.count > maxCount {
+                log.error(path, "has \(elements.count) items, at most \(maxCount) allowed", at: node)
+            }
+            for (i, child) in elements.enumerated() {
+                validate(child, as: element, at: path.appending(index: i), into: &log, options: options)
+            }
+
+        case .oneOf(let types):
+            // Pick the alternative whose kind matches; report against it.
+            for candidate in types where candidate.accepts(kindOf: node) {
+                return validate(node, as: candidate, at: path, into: &log, options: options)
+            }
+            log.error(path, "expected \(types.map(\.expectation).joined(separator: " or ")), found \(node.kindName)", at: node)
+
+        case .stringMap(let disallowed):
+            guard let entries = node.mappingEntries else {
+                return log.error(path, "expected an object of string values, found \(node.kindName)", at: node)
+            }
+            for (key, value) in entries {
+                checkKey(key, disallowed, path: path, node: value, log: &log)
+                if value.stringValue == nil {
+                    log.error(path / key, "expected a string (this map holds strings only; quote numbers and booleans), found \(value.kindName)", at: value)
+                }
+            }
+
+        case .jsonMap(let disallowed):
+            guard let entries = node.mappingEntries else {
+                return log.error(path, "expected an object, found \(node.kindName)", at: node)
+            }
+            for (key, value) in entries {
+                checkKey(key, disallowed, path: path, node: value, log: &log)
+            }
+
+        case .expiry:
+            if let seconds = node.intValue {
+                if seconds < 0 { log.error(path, "expected seconds from now (0 or more), found \(seconds)", at: node) }
+            } else if let text = node.stringValue {
+                if ISOTimestamp.parse(text) == nil {
+                    log.error(path, "expected seconds from now or an ISO 8601 UTC timestamp (2026-12-01T18:00:00Z), found '\(text)'", at: node)
+                }
+            } else {
+                log.error(path, "expected seconds from now or an ISO 8601 UTC timestamp, found \(node.kindName)", at: node)
+            }
+        }
+    }
+
+    static func validateObject(_ node: ConfigNode, schema: ObjectSchema, path: ConfigPath, log: inout DiagnosticLog, options: ValidationOptions) {
+        guard let entries = node.mappingEntries else {
+            return log.error(path, "expected an object, found \(node.kindName)", at: node)
+        }
+        var seen = Set<String>()
+        for (key, value) in entries {
+            if !seen.insert(key).inserted {
+                log.error(path / key, "is given twice", at: value)
+            }
+            guard let property = schema.property(key) else {
+                var message = "unknown key '\(key)' in \(schema.name)"
+                if let guess = NameSuggestion.closest(to: key, in: schema.properties.map(\.name)) {
+                    message += " (did you mean '\(guess)'?)"
+                }
+                log.error(path / key, message, at: value)
+                continue
+            }
+            if property.deprecated {
+                log.warning(path / key, "is deprecated and ignored by the providers", at: value)
+            }
+            validate(value, as: property.type, at: path / key, into: &log, options: options)
+        }
+        for property in schema.properties where property.required && !seen.contains(property.name) {
+            log.error(path / property.name, "is required in \(schema.name)", at: node)
+        }
+        for rule in schema.rules {
+            rule(node, path, &log, options)
+        }
+    }
+
+    static func validateString(_ text: String, format: StringFormat, node: ConfigNode, path: ConfigPath, log: inout DiagnosticLog, options: ValidationOptions) {
+        switch format {
+        case .text:
+            break
+        case .constant:
+            if isTemplated(text) { log.error(path, "cannot be personalized (it decides the payload's shape)", at: node) }
+        case .color:
+            if isTemplated(text) { return }
+            if !isColor(text) { log.error(path, "expected #rrggbb, found '\(text)'", at: node) }
+        case .url:
+            if isTemplated(text) { return }
+            checkURL(text, node: node, path: path, log: &log, options: options)
+        case .maxBytes(let limit):
+            if !isTemplated(text), text.utf8.count > limit {
+                log.error(path, "is \(text.utf8.count) bytes, at most \(limit) allowed", at: node)
+            }
+        }
+    }
+
+    public static func checkURL(_ text: String, node: ConfigNode, path: ConfigPath, log: inout DiagnosticLog, options: ValidationOptions) {
+        let lower = text.lowercased()
+        if lower.hasPrefix("https://") && text.count > 8 { return }
+        if lower.hasPrefix("http://") {
+            let message = "uses http://; images and links should be https:// or devices may not load them"
+            if options.requireHTTPSURLs { log.error(path, message, at: node) } else { log.warning(path, message, at: node) }
+            return
+        }
+        log.error(path, "expected an absolute https:// URL, found '\(text)'", at: node)
+    }
+
+    static func checkKey(_ key: String, _ rule: KeyRule, path: ConfigPath, node: ConfigNode, log: inout DiagnosticLog) {
+        if rule.violation(key) {
+            log.error(path / key, "the key '\(key)' is not allowed here: \(rule.reason)", at: node)
+        }
+    }
+
+    public static func isColor(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 7, bytes[0] == UInt8(ascii: "#") else { return false }
+        return bytes[1...].allSatisfy { DeviceTokenRulesHex.isHex($0) }
+    }
+
+    static func describe(_ range: ClosedRange<Int>?) -> String {
+        range.map { " from \($0.lowerBound) to \($0.upperBound)" } ?? ""
+    }
+
+    static func describe(_ range: ClosedRange<Double>?) -> String {
+        range.map { " from \(formatNumber($0.lowerBound)) to \(formatNumber($0.upperBound))" } ?? ""
+    }
+
+    static func formatNumber(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
+    static func describeValue(_ node: ConfigNode) -> String {
+        switch node.value {
+        case .string(let s): "'\(s)'"
+        case .int(let i): String(i)
+        case .double(let d): formatNumber(d)
+        case .bool(let b): String(b)
+        default: node.kindName
+        }
+    }
+}
+
+enum DeviceTokenRulesHex {
+    static func isHex(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)
+    }
+}
+
+extension SchemaType {
+    /// Whether a node of this kind could be meant as this type (used to pick a `oneOf` branch).
+    func accepts(kindOf node: ConfigNode) -> Bool {
+        switch (self, node.value) {
+        case (.string, .string), (.enumeration, .string), (.expiry, .string), (.expiry, .int): true
+        case (.integer, .int), (.integer, .string), (.integerChoice, .int): true
+        case (.number, .int), (.number, .double), (.number, .string): true
+        case (.boolean, .bool), (.boolean, .string): true
+        case (.object, .mapping), (.stringMap, .mapping), (.jsonMap, .mapping): true
+        case (.array, .sequence): true
+        case (.oneOf(let types), _): types.contains { $0.accepts(kindOf: node) }
+        default: false
+        }
+    }
+
+    /// "a string", "an object", ... for messages.
+    var expectation: String {
+        switch self {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .number: "a number"
+        case .boolean: "a boolean"
+        case .enumeration(let words): "one of \(words.joined(separator: ", "))"
+        case .integerChoice(let choices): "one of \(choices.map(String.init).joined(separator: ", "))"
+        case .object: "an object"
+        case .array: "a list"
+        case .oneOf(let types): types.map(\.expectation).joined(separator: " or ")
+        case .stringMap, .jsonMap: "an object"
+        case .expiry: "seconds or an ISO 8601 timestamp"
+        }
+    }
+}

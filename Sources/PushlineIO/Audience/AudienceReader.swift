@@ -1,0 +1,232 @@
+/// Reads an audience file (NDJSON, plain or gzipped) as batches of lines, with bounded memory.
+///
+/// **Blocking by design.** Every call does plain `read(2)`s and runs zlib on the calling thread,
+/// so it must not run on Swift's cooperative pool: the runtime drives it from a dedicated thread
+/// and hands the batches to the async stages through a bounded queue. Create the reader on that
+/// thread; it is noncopyable (it owns the file descriptor and zlib state) and not `Sendable`.
+///
+/// Gzip is recognised by its magic bytes (`1f 8b`), not by the file name; all concatenated members
+/// are read (what `cat a.gz b.gz` and pigz produce). Memory stays at the two I/O buffers plus the
+/// batch being filled, whatever the file size; a line over `maxLineBytes` is skipped and reported
+/// in `LineBatch.oversizeLines` without ever being held whole.
+///
+/// On a read or gzip error, every line completed before it is returned first; the incomplete
+/// line at the point of failure is not; the following `nextBatch()` throws, and so does every
+/// call after it.
+public struct AudienceReader: ~Copyable {
+    public struct Options: Sendable {
+        /// A batch is handed over once it holds this many lines (oversize ones included).
+        public var maxBatchLines: Int
+        /// ... or once its kept line bytes reach this size.
+        public var maxBatchBytes: Int
+        /// Longer lines (terminator excluded) are skipped and reported.
+        public var maxLineBytes: Int
+        /// Size of each `read(2)`.
+        public var readBufferSize: Int
+        /// Size of the buffer zlib inflates into.
+        public var inflateBufferSize: Int
+
+        public init(
+            maxBatchLines: Int = 4096,
+            maxBatchBytes: Int = 1 << 20,
+            maxLineBytes: Int = 1 << 20,
+            readBufferSize: Int = 256 << 10,
+            inflateBufferSize: Int = 1 << 20
+        ) {
+            self.maxBatchLines = maxBatchLines
+            self.maxBatchBytes = maxBatchBytes
+            self.maxLineBytes = maxLineBytes
+            self.readBufferSize = readBufferSize
+            self.inflateBufferSize = inflateBufferSize
+        }
+    }
+
+    private enum State {
+        case reading
+        case finished
+        case failed(AudienceReadError)
+    }
+
+    /// The path as given; `-` is standard input.
+    public let path: String
+    /// Whether the input is gzip (by its first two bytes).
+    public let isGzip: Bool
+    /// Bytes read from the file so far (compressed bytes for gzip).
+    public private(set) var bytesRead = 0
+    /// Bytes handed to line splitting so far (after decompression).
+    public private(set) var uncompressedBytes = 0
+    /// Physical lines completed so far, blank and oversize ones included.
+    public var lineCount: Int { assembler.completedLineCount }
+
+    private let fd: Int32
+    private let closesDescriptor: Bool
+    /// What `read(2)` fills; for plain input it is also what lines are cut from.
+    private let input: UnsafeMutableBufferPointer<UInt8>
+    private var unconsumedInput: Range<Int>
+    private var inputEnded = false
+    private let inflater: GzipInflater?
+    private let inflated: UnsafeMutableBufferPointer<UInt8>?
+    /// Bytes (in `input` or `inflated`) not yet given to the assembler.
+    private var pending: Range<Int> = 0..<0
+    private var assembler: LineAssembler
+    private var state = State.reading
+    /// A gzip failure met after some output in the same inflate call; thrown once that output is split.
+    private var deferredError: AudienceReadError?
+
+    /// Opens `path` (`-` for standard input) and looks at its first bytes to tell gzip from plain text.
+    public init(path: String, options: Options = Options()) throws(AudienceReadError) {
+        if path == "-" {
+            try self.init(fileDescriptor: 0, closesDescriptor: false, name: path, options: options)
+            return
+        }
+        switch POSIX.openForReading(path) {
+        case .success(let fd):
+            try self.init(fileDescriptor: fd, closesDescriptor: true, name: path, options: options)
+        case .failure(let error):
+            throw .openFailed(path: path, error)
+        }
+    }
+
+    /// Reads from an open descriptor (a pipe, a socket, standard input); `name` is used in errors.
+    /// The descriptor is closed when the reader goes away only if `closesDescriptor` is true.
+    public init(
+        fileDescriptor fd: Int32, closesDescriptor: Bool, name: String, options: Options = Options()
+    ) throws(AudienceReadError) {
+        precondition(options.readBufferSize >= 2 && options.inflateBufferSize > 0, "buffer sizes too small")
+        let input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: options.readBufferSize)
+        // Enough bytes to see the gzip magic (a pipe may deliver them one read at a time).
+        var filled = 0
+        sniffing: while filled < 2 {
+            let free = UnsafeMutableBufferPointer(rebasing: input[filled...])
+            switch POSIX.readSome(fd, into: UnsafeMutableRawBufferPointer(free)) {
+            case .success(0):
+                break sniffing
+            case .success(let count):
+                filled += count
+            case .failure(let error):
+                input.deallocate()
+                if closesDescriptor { _ = POSIX.closeDescriptor(fd) }
+                throw .readFailed(path: name, offset: filled, error)
+            }
+        }
+        let isGzip = filled >= 2 && input[0] == 0x1F && input[1] == 0x8B
+        var inflater: GzipInflater?
+        if isGzip {
+            do {
+                inflater = try GzipInflater()
+            } catch {
+                input.deallocate()
+                if closesDescriptor { _ = POSIX.closeDescriptor(fd) }
+                throw .zlibFailure(path: name, offset: nil, status: error.status)
+            }
+        }
+        self.path = name
+        self.fd = fd
+        self.closesDescriptor = closesDescriptor
+        self.input = input
+        self.isGzip = isGzip
+        self.inflater = inflater
+        self.inflated = isGzip ? .allocate(capacity: options.inflateBufferSize) : nil
+        self.bytesRead = filled
+        self.inputEnded = filled == 0
+        if isGzip {
+            unconsumedInput = 0..<filled
+        } else {
+            unconsumedInput = 0..<0
+            pending = 0..<filled
+            uncompressedBytes = filled
+        }
+        assembler = LineAssembler(
+            maxLineBytes: options.maxLineBytes,
+            maxBatchLines: options.maxBatchLines,
+            maxBatchBytes: options.maxBatchBytes
+        )
+    }
+
+    deinit {
+        input.deallocate()
+        inflated?.deallocate()
+        if closesDescriptor { _ = POSIX.closeDescriptor(fd) }
+    }
+
+    /// The next batch of lines, or nil at the end of the input.
+    public mutating func nextBatch() throws(AudienceReadError) -> LineBatch? {
+        switch state {
+        case .reading: break
+        case .finished: return nil
+        case .failed(let error): throw error
+        }
+        while true {
+            if !pending.isEmpty {
+                let source = UnsafeBufferPointer(inflated ?? input)
+                let used = assembler.consume(UnsafeBufferPointer(rebasing: source[pending]))
+                pending = (pending.lowerBound + used)..<pending.upperBound
+                if assembler.isFull { return assembler.takeBatch() }
+                continue
+            }
+            do {
+                if try refill() { continue }
+                assembler.finishInput()
+                state = .finished
+                return assembler.takeBatch()
+            } catch {
+                // Lines completed before the failure go out first; the error comes on the next call.
+                state = .failed(error)
+                if let batch = assembler.takeBatch() { return batch }
+                throw error
+            }
+        }
+    }
+
+    /// Fills `pending` with the next bytes to split; false at a clean end of input.
+    private mutating func refill() throws(AudienceReadError) -> Bool {
+        if let deferredError { throw deferredError }
+        guard let inflater, let inflated else {
+            guard try readInput() else { return false }
+            pending = unconsumedInput
+            unconsumedInput = 0..<0
+            uncompressedBytes += pending.count
+            return true
+        }
+        while true {
+            if unconsumedInput.isEmpty, try !readInput() {
+                if inflater.atMemberBoundary { return false }
+                throw .truncatedGzip(path: path, offset: bytesRead)
+            }
+            let step = inflater.inflate(UnsafeBufferPointer(rebasing: input[unconsumedInput]), into: inflated)
+            unconsumedInput = (unconsumedInput.lowerBound + step.consumed)..<unconsumedInput.upperBound
+            if let failure = step.failure {
+                let offset = bytesRead - failure.unconsumedInput
+                let error: AudienceReadError = failure.isDataError
+                    ? .corruptGzip(path: path, offset: offset, zlibMessage: failure.message)
+                    : .zlibFailure(path: path, offset: offset, status: failure.status)
+                // Bytes inflated before the fault are still good: split them first.
+                guard step.produced > 0 else { throw error }
+                deferredError = error
+            }
+            let produced = step.produced
+            if produced > 0 {
+                pending = 0..<produced
+                uncompressedBytes += produced
+                return true
+            }
+        }
+    }
+
+    /// Reads the next block into `input` (only once it is used up); false at end of file.
+    private mutating func readInput() throws(AudienceReadError) -> Bool {
+        if !unconsumedInput.isEmpty { return true }
+        if inputEnded { return false }
+        switch POSIX.readSome(fd, into: UnsafeMutableRawBufferPointer(input)) {
+        case .success(0):
+            inputEnded = true
+            return false
+        case .success(let count):
+            bytesRead += count
+            unconsumedInput = 0..<count
+            return true
+        case .failure(let error):
+            throw .readFailed(path: path, offset: bytesRead, error)
+        }
+    }
+}

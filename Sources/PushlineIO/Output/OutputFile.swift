@@ -1,0 +1,188 @@
+/// An append-only output file (NDJSON requests and results), plain or gzip, written in big chunks.
+///
+/// **Replace on close.** Bytes go to `path + ".tmp"`; only a successful `close()` renames it to
+/// `path`, replacing any previous file. A run that crashes, or a writer dropped without `close()`
+/// (the temporary file is then removed), never leaves a half-written file under the real name,
+/// so a file that exists is complete. With `syncOnClose`, the data and then the rename are
+/// flushed to disk before `close()` returns.
+///
+/// Writes are buffered (`bufferSize`, 1 MiB by default) and reach the kernel in whole buffers; a
+/// gzip file is one standard member (RFC 1952) that `gzip -t` accepts. Blocking, like the reader:
+/// call it from a thread meant for I/O, not from the cooperative pool's hot path.
+public struct OutputFile: ~Copyable {
+    public enum Compression: Sendable, Equatable {
+        case none
+        /// zlib level 0 (store) to 9 (smallest); 6 is gzip's default.
+        case gzip(level: Int = 6)
+    }
+
+    public struct Options: Sendable {
+        public var compression: Compression
+        public var bufferSize: Int
+        /// fsync the file, then its directory, before `close()` returns.
+        public var syncOnClose: Bool
+
+        public init(compression: Compression = .none, bufferSize: Int = 1 << 20, syncOnClose: Bool = false) {
+            self.compression = compression
+            self.bufferSize = bufferSize
+            self.syncOnClose = syncOnClose
+        }
+    }
+
+    /// Where the file appears once closed.
+    public let path: String
+    /// Where the bytes go until then.
+    public var temporaryPath: String { path + ".tmp" }
+    /// Bytes accepted so far (before compression).
+    public private(set) var bytesWritten = 0
+
+    private let syncOnClose: Bool
+    private var fd: Int32
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    private var buffered = 0
+    private let deflater: GzipDeflater?
+    /// The first failure; later calls repeat it rather than write after a gap.
+    private var failure: OutputFileError?
+    private var committed = false
+
+    /// Creates (or truncates) `path + ".tmp"`.
+    public init(path: String, options: Options = Options()) throws(OutputFileError) {
+        precondition(options.bufferSize > 0, "buffer size must be positive")
+        var deflater: GzipDeflater?
+        if case .gzip(let level) = options.compression {
+            precondition((0...9).contains(level), "gzip level must be 0...9")
+            do {
+                deflater = try GzipDeflater(level: Int32(level), outputBufferSize: options.bufferSize)
+            } catch {
+                throw .zlibFailure(path: path, status: error.status)
+            }
+        }
+        switch POSIX.createForWriting(path + ".tmp") {
+        case .success(let fd): self.fd = fd
+        case .failure(let error): throw .createFailed(path: path, error)
+        }
+        self.deflater = deflater
+        self.path = path
+        self.syncOnClose = options.syncOnClose
+        self.buffer = .allocate(capacity: options.bufferSize)
+    }
+
+    deinit {
+        buffer.deallocate()
+        if fd >= 0 { _ = POSIX.closeDescriptor(fd) }
+        if !committed { POSIX.removeItem(temporaryPath) }
+    }
+
+    /// Appends `bytes`.
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
+        if let failure { throw failure }
+        bytesWritten += bytes.count
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if bytes.count <= buffer.count - buffered {
+            UnsafeMutableRawPointer(buffer.baseAddress! + buffered).copyMemory(from: source, byteCount: bytes.count)
+            buffered += bytes.count
+            return
+        }
+        try flushBuffer()
+        if bytes.count < buffer.count {
+            UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: bytes.count)
+            buffered = bytes.count
+        } else {
+            // Big enough to skip the copy: hand it straight to write(2) or deflate.
+            try emit(bytes.assumingMemoryBound(to: UInt8.self))
+        }
+    }
+
+    /// Appends `bytes`.
+    public mutating func write(_ bytes: some Collection<UInt8>) throws(OutputFileError) {
+        let outcome = bytes.withContiguousStorageIfAvailable { storage in
+            Result { () throws(OutputFileError) in try write(UnsafeRawBufferPointer(storage)) }
+        }
+        switch outcome {
+        case .success?: return
+        case .failure(let error)?: throw error
+        case nil: try write(Array(bytes))
+        }
+    }
+
+    /// Appends `bytes` and a newline: one NDJSON record.
+    public mutating func writeLine(_ bytes: some Collection<UInt8>) throws(OutputFileError) {
+        try write(bytes)
+        var newline: UInt8 = 0x0A
+        try withUnsafeBytes(of: &newline) { (byte) throws(OutputFileError) in try write(byte) }
+    }
+
+    /// Flushes, ends the gzip member, optionally syncs, and moves the file to `path`.
+    /// On failure the temporary file is removed and nothing appears under `path`.
+    public consuming func close() throws(OutputFileError) {
+        if let failure { throw failure }
+        try flushBuffer()
+        if let deflater {
+            try compress(deflater, UnsafeBufferPointer(start: nil, count: 0), finish: true)
+        }
+        if syncOnClose, case .failure(let error) = POSIX.syncToDisk(fd) {
+            throw .syncFailed(path: path, error)
+        }
+        let closing = fd
+        fd = -1
+        if case .failure(let error) = POSIX.closeDescriptor(closing) {
+            throw .closeFailed(path: path, error)
+        }
+        if case .failure(let error) = POSIX.renameItem(temporaryPath, to: path) {
+            throw .renameFailed(path: path, error)
+        }
+        committed = true
+        if syncOnClose, case .failure(let error) = POSIX.syncDirectory(directory(of: path)) {
+            throw .syncFailed(path: path, error)
+        }
+    }
+
+    private mutating func flushBuffer() throws(OutputFileError) {
+        guard buffered > 0 else { return }
+        let count = buffered
+        buffered = 0
+        try emit(UnsafeBufferPointer(rebasing: buffer[..<count]))
+    }
+
+    /// Sends bytes on: compressed through the deflater, or straight to the file.
+    private mutating func emit(_ bytes: UnsafeBufferPointer<UInt8>) throws(OutputFileError) {
+        if let deflater {
+            // zlib counts input in UInt32: feed very large writes in buffer-sized slices.
+            var start = 0
+            while start < bytes.count {
+                let end = Swift.min(start + buffer.count, bytes.count)
+                try compress(deflater, UnsafeBufferPointer(rebasing: bytes[start..<end]), finish: false)
+                start = end
+            }
+        } else {
+            try writeToFile(UnsafeRawBufferPointer(bytes))
+        }
+    }
+
+    private mutating func compress(_ deflater: GzipDeflater, _ bytes: UnsafeBufferPointer<UInt8>, finish: Bool) throws(OutputFileError) {
+        let fd = fd
+        let path = path
+        do {
+            try deflater.compress(bytes, finish: finish) { (compressed) throws(POSIX.Errno) in
+                try POSIX.writeAll(fd, UnsafeRawBufferPointer(compressed)).get()
+            }
+        } catch {
+            failure = .writeFailed(path: path, error)
+            throw failure!
+        }
+    }
+
+    private mutating func writeToFile(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
+        if case .failure(let error) = POSIX.writeAll(fd, bytes) {
+            failure = .writeFailed(path: path, error)
+            throw failure!
+        }
+    }
+}
+
+/// The directory part of `path` (`.` when it has none), for syncing a rename.
+private func directory(of path: String) -> String {
+    guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+    if slash == path.utf8.startIndex { return "/" }
+    return String(path[..<slash])
+}

@@ -1,2 +1,0 @@
-// Audience reading and output files land here.
-import PushlineCore

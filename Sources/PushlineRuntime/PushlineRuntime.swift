@@ -1,2 +1,0 @@
-// Stage actors and run orchestration land here.
-import PushlineCore

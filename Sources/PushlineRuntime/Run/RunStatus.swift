@@ -1,0 +1,24 @@
+/// How a run ended, and the process exit code each outcome maps to (documented in the README).
+public enum RunStatus: String, Sendable {
+    /// Every device was written or sent (skips by design included).
+    case completed
+    /// The run finished; some lines or devices were rejected (see rejects.ndjson).
+    case completedWithRejects = "completed_with_rejects"
+    /// The audience could not be read to its end (truncated or corrupt gzip, unreadable file);
+    /// everything before the failure was processed and written.
+    case inputError = "input_error"
+    /// Results could not be written, or the counts did not reconcile.
+    case failed
+
+    public var exitCode: Int32 {
+        switch self {
+        case .completed: 0
+        case .completedWithRejects: 3
+        case .inputError: 4
+        case .failed: 5
+        }
+    }
+
+    /// Exit code of `validate` and `run` when the pipeline itself is invalid.
+    public static let invalidPipelineExitCode: Int32 = 2
+}

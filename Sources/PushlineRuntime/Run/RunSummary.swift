@@ -1,0 +1,57 @@
+import PushlineCore
+import PushlineEncoding
+import Foundation
+
+/// `summary.json`: what a run did, in numbers that add up (see docs/output.md).
+enum RunSummary {
+    static func write(_ report: RunReport, campaign: Campaign, pipelinePath: String, startedAt: Date, to path: String) throws {
+        let counts = report.counts
+        var summary: [String: Any] = [
+            "campaign": campaign.name,
+            "pipeline": pipelinePath,
+            "mode": "dry_run",
+            "status": report.status.rawValue,
+            "exit_code": Int(report.status.exitCode),
+            "started_at": ISO8601DateFormatter().string(from: startedAt),
+            "seconds": (report.seconds * 1000).rounded() / 1000,
+            "input": [
+                "path": report.source.path,
+                "gzip": report.source.isGzip,
+                "bytes_read": report.source.compressedBytes,
+                "bytes_uncompressed": report.source.uncompressedBytes,
+                "physical_lines": report.source.physicalLines,
+            ] as [String: Any],
+            "lines": [
+                "read": counts.lines,
+                "blank": counts.blankLines,
+                "rejected": counts.linesRejected,
+                "routed": counts.lines - counts.linesRejected,
+            ],
+            "devices": [
+                "read": counts.devices,
+                "written": counts.writtenTotal,
+                "written_by_provider": Dictionary(uniqueKeysWithValues: counts.written.map { ($0.key.rawValue, $0.value) }),
+                "rejected": counts.rejectedTotal,
+                "rejected_by_reason": counts.rejected,
+                "skipped": counts.skippedTotal,
+                "skipped_by_reason": counts.skipped,
+                "truncated": counts.truncated,
+            ] as [String: Any],
+            "reconciled": counts.reconciles && report.failure == nil,
+            "files": Dictionary(uniqueKeysWithValues: report.files.map { ($0.name, $0.bytes) }),
+        ]
+        if report.seconds > 0 {
+            summary["devices_per_second"] = Int(Double(counts.writtenTotal) / report.seconds)
+        }
+        if let error = report.source.error {
+            var entry: [String: Any] = ["code": error.code.rawValue, "message": error.description]
+            if let offset = error.compressedOffset { entry["compressed_offset"] = offset }
+            summary["input_error"] = entry
+        }
+        if let failure = report.failure { summary["failure"] = failure }
+        var data = try JSONSerialization.data(withJSONObject: summary, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        data.append(0x0A)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+}

@@ -1,0 +1,74 @@
+public import PushlineIO
+public import AsyncAlgorithms
+
+/// A batch of audience lines with its position in the input.
+public struct NumberedBatch: Sendable {
+    public var sequence: Int
+    public var lines: LineBatch
+}
+
+/// What the source stage saw of the input.
+public struct SourceReport: Sendable {
+    public var path: String
+    public var isGzip = false
+    public var compressedBytes = 0
+    public var uncompressedBytes = 0
+    /// Physical lines, blank ones included.
+    public var physicalLines = 0
+    public var batches = 0
+    /// Set when the audience could not be read to its end.
+    public var error: AudienceReadError?
+}
+
+/// Stage 1: reads and inflates the audience on its own thread and sends line batches on.
+///
+/// `AudienceReader` blocks in `read(2)` and zlib, so this actor runs on a dedicated thread, not on
+/// the cooperative pool; the channel's back-pressure (a send waits for a worker) keeps at most a
+/// few batches in memory whatever the audience size.
+public actor AudienceSource {
+    private enum State {
+        case idle
+        case reading
+        case finished(SourceReport)
+    }
+
+    private let executor: DedicatedThreadExecutor
+    private var state = State.idle
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    public init(executor: DedicatedThreadExecutor) {
+        self.executor = executor
+    }
+
+    /// Reads `path` to its end (or first error) into `output`, then finishes the channel.
+    public func run(path: String, options: AudienceReader.Options, into output: AsyncChannel<NumberedBatch>) async -> SourceReport {
+        precondition({ if case .idle = state { true } else { false } }(), "an AudienceSource runs once")
+        state = .reading
+        var report = SourceReport(path: path)
+        defer { output.finish() }
+        var reader: AudienceReader
+        do {
+            reader = try AudienceReader(path: path, options: options)
+        } catch {
+            report.error = error
+            state = .finished(report)
+            return report
+        }
+        report.isGzip = reader.isGzip
+        while true {
+            do {
+                guard let batch = try reader.nextBatch() else { break }
+                await output.send(NumberedBatch(sequence: report.batches, lines: batch))
+                report.batches += 1
+            } catch {
+                report.error = error
+                break
+            }
+        }
+        report.compressedBytes = reader.bytesRead
+        report.uncompressedBytes = reader.uncompressedBytes
+        report.physicalLines = reader.lineCount
+        state = .finished(report)
+        return report
+    }
+}

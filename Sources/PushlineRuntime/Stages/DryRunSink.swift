@@ -1,0 +1,128 @@
+public import PushlineCore
+public import PushlineEncoding
+import PushlineIO
+public import AsyncAlgorithms
+import Foundation
+public import Logging
+
+/// What the sink wrote.
+public struct SinkReport: Sendable {
+    public var counts = RunCounts()
+    /// Files written, by name, with their sizes in bytes.
+    public var files: [(name: String, bytes: Int)] = []
+}
+
+/// Why the sink could not write its files.
+public struct SinkError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+/// Stage 3 (dry run): appends each batch's request lines to `requests-<provider>.ndjson[.gz]`
+/// and its rejects to `rejects.ndjson`, in input order.
+///
+/// Workers finish batches out of order; the sink holds the few that arrive early and writes in
+/// sequence, so a dry run's files are the same on every run (diffable between campaigns). Files
+/// are written under a temporary name and renamed on close, so a crashed run never leaves a
+/// complete-looking file. Runs on its own thread: `write(2)` and deflate block.
+public actor DryRunSink {
+    private enum State {
+        case idle
+        case writing
+        case closed
+    }
+
+    /// One open output file (a class, so the noncopyable file can live in a dictionary).
+    private final class OpenFile {
+        let name: String
+        var file: OutputFile?
+        init(name: String, file: consuming OutputFile) {
+            self.name = name
+            self.file = consume file
+        }
+    }
+
+    private let executor: DedicatedThreadExecutor
+    private let folder: String
+    private let gzip: Bool
+    private let logger: Logger
+    private var state = State.idle
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    public init(executor: DedicatedThreadExecutor, folder: String, gzip: Bool, logger: Logger) {
+        self.executor = executor
+        self.folder = folder
+        self.gzip = gzip
+        self.logger = logger
+    }
+
+    public func run(providers: [Provider], input: AsyncChannel<EncodedBatch>) async throws(SinkError) -> SinkReport {
+        guard case .idle = state else { throw SinkError(message: "a DryRunSink runs once") }
+        state = .writing
+        defer { state = .closed }
+        var report = SinkReport()
+        var requestFiles: [Provider: OpenFile] = [:]
+        let rejects: OpenFile
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for provider in providers {
+                let name = "requests-\(provider.rawValue).ndjson" + (gzip ? ".gz" : "")
+                requestFiles[provider] = OpenFile(name: name, file: try open(name, compressed: gzip))
+            }
+            rejects = OpenFile(name: "rejects.ndjson", file: try open("rejects.ndjson", compressed: false))
+        } catch let error as OutputFileError {
+            throw SinkError(message: error.description)
+        } catch {
+            throw SinkError(message: "cannot create the output folder \(folder): \(error.localizedDescription)")
+        }
+
+        var pending: [Int: EncodedBatch] = [:]
+        var next = 0
+        var lastProgress = ContinuousClock.now
+        let started = lastProgress
+        do throws(OutputFileError) {
+            for await batch in input {
+                pending[batch.sequence] = batch
+                while let ready = pending.removeValue(forKey: next) {
+                    for (provider, file) in requestFiles {
+                        let bytes = ready.requests[provider.ordinal].bytes
+                        if !bytes.isEmpty { try file.file!.write(bytes) }
+                    }
+                    if ready.rejects.count > 0 {
+                        try rejects.file!.write(ready.rejects.bytes)
+                    }
+                    report.counts.add(ready.counts)
+                    next += 1
+                }
+                let now = ContinuousClock.now
+                if now - lastProgress >= .seconds(2) {
+                    lastProgress = now
+                    logProgress(report.counts, elapsed: now - started)
+                }
+            }
+            for file in Array(requestFiles.values) + [rejects] {
+                guard let open = file.file.take() else { continue }
+                let bytes = open.bytesWritten
+                try open.close()
+                report.files.append((file.name, bytes))
+            }
+        } catch {
+            throw SinkError(message: error.description)
+        }
+        report.files.sort { $0.name < $1.name }
+        return report
+    }
+
+    private func open(_ name: String, compressed: Bool) throws(OutputFileError) -> OutputFile {
+        try OutputFile(path: folder + "/" + name, options: .init(compression: compressed ? .gzip(level: 6) : .none))
+    }
+
+    private func logProgress(_ counts: RunCounts, elapsed: Duration) {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Int(Double(counts.writtenTotal) / seconds) : 0
+        logger.info("progress", metadata: [
+            "lines": "\(counts.lines)", "written": "\(counts.writtenTotal)",
+            "rejected": "\(counts.rejectedTotal + counts.linesRejected)", "devices_per_second": "\(rate)",
+        ])
+    }
+}

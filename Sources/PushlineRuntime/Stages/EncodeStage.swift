@@ -1,0 +1,41 @@
+public import PushlineEncoding
+import PushlineCore
+public import AsyncAlgorithms
+
+/// Stage 2: parse, route and encode, as `workers` parallel tasks over whole batches.
+///
+/// This is the CPU-heavy stage, so it runs on the cooperative pool, one worker per core. A worker
+/// takes a batch of lines, and sends on one `EncodedBatch`: one actor hop per few thousand lines.
+public enum EncodeStage {
+    public static func run(
+        encoder: CampaignEncoder, workers: Int,
+        input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(1, workers) {
+                group.addTask {
+                    for await numbered in input {
+                        let batch = numbered.lines
+                        var encoded = EncodedBatch(sequence: numbered.sequence)
+                        encoded.firstLine = batch.lineNumbers.lowerBound
+                        encoded.lastLine = batch.lineNumbers.upperBound - 1
+                        encoded.counts.blankLines = batch.lineNumbers.count - batch.lines.count - batch.oversizeLines.count
+                        // Request bytes per batch are roughly the line bytes: reserve once.
+                        let estimate = batch.buffer.count + batch.buffer.count / 2
+                        for provider in Provider.allCases where encoder.campaign.encodes(provider) {
+                            encoded.requests[provider.ordinal] = JSONWriter(reservingCapacity: estimate)
+                        }
+                        encoder.encode(
+                            buffer: batch.buffer,
+                            lines: batch.lines.lazy.map { AudienceLine(number: $0.lineNumber, range: $0.range) },
+                            oversizeLines: batch.oversizeLines.map { (number: $0.lineNumber, length: $0.byteLength) },
+                            into: &encoded
+                        )
+                        await output.send(encoded)
+                    }
+                }
+            }
+        }
+        output.finish()
+    }
+}

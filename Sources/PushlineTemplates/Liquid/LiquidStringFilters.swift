@@ -1,0 +1,240 @@
+/// String filters over UTF-8 bytes. ASCII is handled byte by byte; only case mapping of
+/// non-ASCII text goes through Swift's Unicode tables.
+enum LiquidStringFilters {
+    enum Occurrence { case all, first, last }
+
+    static func upcase(_ s: [UInt8]) -> [UInt8] {
+        if s.allSatisfy({ $0 < 0x80 }) { return s.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 32 : $0 } }
+        return Array(LiquidText.string(s).uppercased().utf8)
+    }
+
+    static func downcase(_ s: [UInt8]) -> [UInt8] {
+        if s.allSatisfy({ $0 < 0x80 }) { return s.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 } }
+        return Array(LiquidText.string(s).lowercased().utf8)
+    }
+
+    /// Ruby's capitalize: first character upper case, the rest lower case.
+    static func capitalize(_ s: [UInt8]) -> [UInt8] {
+        guard !s.isEmpty else { return s }
+        var end = 1
+        while end < s.count, LiquidText.isContinuation(s[end]) { end += 1 }
+        return upcase(Array(s[..<end])) + downcase(Array(s[end...]))
+    }
+
+    static func strip(_ s: [UInt8], leading: Bool, trailing: Bool) -> [UInt8] {
+        var lo = 0, hi = s.count
+        if leading { while lo < hi, LiquidText.isWhitespace(s[lo]) { lo += 1 } }
+        if trailing { while hi > lo, LiquidText.isWhitespace(s[hi - 1]) { hi -= 1 } }
+        return Array(s[lo..<hi])
+    }
+
+    static func newlineToBr(_ s: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        while i < s.count {
+            if s[i] == 0x0D, i + 1 < s.count, s[i + 1] == 0x0A { i += 1 }
+            if s[i] == 0x0A { out += "<br />\n".utf8 } else { out.append(s[i]) }
+            i += 1
+        }
+        return out
+    }
+
+    static func escapeHTML(_ s: [UInt8], once: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.count)
+        for (i, b) in s.enumerated() {
+            switch b {
+            case UInt8(ascii: "&"):
+                if once && isEntity(s, at: i) { out.append(b) } else { out += "&amp;".utf8 }
+            case UInt8(ascii: "<"): out += "&lt;".utf8
+            case UInt8(ascii: ">"): out += "&gt;".utf8
+            case UInt8(ascii: "\""): out += "&quot;".utf8
+            case UInt8(ascii: "'"): out += "&#39;".utf8
+            default: out.append(b)
+            }
+        }
+        return out
+    }
+
+    /// `&name;`, `&#123;` or `&#x1F;` starting at `i`.
+    private static func isEntity(_ s: [UInt8], at i: Int) -> Bool {
+        var j = i + 1
+        let isDigit = { (b: UInt8) in b >= 0x30 && b <= 0x39 }
+        let isAlpha = { (b: UInt8) in (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A }
+        if j < s.count, s[j] == UInt8(ascii: "#") {
+            j += 1
+            if j < s.count, s[j] | 0x20 == UInt8(ascii: "x") {
+                j += 1
+                let start = j
+                while j < s.count, isDigit(s[j]) || ((s[j] | 0x20) >= 0x61 && (s[j] | 0x20) <= 0x66) { j += 1 }
+                return j > start && j < s.count && s[j] == UInt8(ascii: ";")
+            }
+            let start = j
+            while j < s.count, isDigit(s[j]) { j += 1 }
+            return j > start && j < s.count && s[j] == UInt8(ascii: ";")
+        }
+        let start = j
+        while j < s.count, isAlpha(s[j]) { j += 1 }
+        return j > start && j < s.count && s[j] == UInt8(ascii: ";")
+    }
+
+    /// Like Ruby's CGI.escape: unreserved bytes stay, space becomes `+`, the rest `%XX`.
+    static func urlEncode(_ s: [UInt8]) -> [UInt8] {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for b in s {
+            if (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "~") {
+                out.append(b)
+            } else if b == 0x20 {
+                out.append(UInt8(ascii: "+"))
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+            }
+        }
+        return out
+    }
+
+    static func urlDecode(_ s: [UInt8]) -> [UInt8] {
+        func hexValue(_ b: UInt8) -> UInt8? {
+            switch b {
+            case 0x30...0x39: b - 0x30
+            case 0x41...0x46: b - 0x37
+            case 0x61...0x66: b - 0x57
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        var i = 0
+        while i < s.count {
+            if s[i] == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if s[i] == UInt8(ascii: "%"), i + 2 < s.count, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) {
+                out.append(h << 4 | l)
+                i += 2
+            } else {
+                out.append(s[i])
+            }
+            i += 1
+        }
+        return out
+    }
+
+    /// Cuts to `length` characters including the ellipsis; never splits a UTF-8 sequence.
+    static func truncate(_ s: [UInt8], length: Int, ellipsis: [UInt8]) -> [UInt8] {
+        let boundaries = LiquidText.scalarBoundaries(s)
+        let count = boundaries.count - 1
+        guard count > length else { return s }
+        let keep = max(0, length - LiquidText.characterCount(ellipsis))
+        return Array(s[..<boundaries[keep]]) + ellipsis
+    }
+
+    static func truncateWords(_ s: [UInt8], words: Int, ellipsis: [UInt8]) -> [UInt8] {
+        let all = split(s, by: [UInt8(ascii: " ")])
+        let n = max(words, 1)
+        guard all.count > n else { return s }
+        var out: [UInt8] = []
+        for (i, w) in all.prefix(n).enumerated() {
+            if i > 0 { out.append(0x20) }
+            out += w
+        }
+        return out + ellipsis
+    }
+
+    static func replace(_ s: [UInt8], _ target: [UInt8], with replacement: [UInt8], _ which: Occurrence) -> [UInt8] {
+        switch which {
+        case .all:
+            if target.isEmpty {
+                // Ruby inserts the replacement between every character and at both ends.
+                var out = replacement
+                let b = LiquidText.scalarBoundaries(s)
+                for k in 0..<(b.count - 1) { out += s[b[k]..<b[k + 1]]; out += replacement }
+                return out
+            }
+            var out: [UInt8] = []
+            var i = 0
+            while let found = LiquidText.find(target, in: s, from: i) {
+                out += s[i..<found]
+                out += replacement
+                i = found + target.count
+            }
+            out += s[i...]
+            return out
+        case .first:
+            guard let found = LiquidText.find(target, in: s) else { return s }
+            return Array(s[..<found]) + replacement + s[(found + target.count)...]
+        case .last:
+            var last: Int? = nil
+            var i = 0
+            while let found = LiquidText.find(target, in: s, from: i) {
+                last = found
+                i = found + 1
+                if target.isEmpty { break }
+            }
+            if target.isEmpty { last = s.count }
+            guard let found = last else { return s }
+            return Array(s[..<found]) + replacement + s[(found + target.count)...]
+        }
+    }
+
+    /// Ruby's String#split: `" "` splits on runs of whitespace, `""` into characters, and
+    /// trailing empty pieces are dropped.
+    static func split(_ s: [UInt8], by separator: [UInt8]) -> [[UInt8]] {
+        var parts: [[UInt8]] = []
+        if separator == [UInt8(ascii: " ")] {
+            var current: [UInt8] = []
+            var inWord = false
+            for b in s {
+                if LiquidText.isWhitespace(b) {
+                    if inWord { parts.append(current); current = []; inWord = false }
+                } else {
+                    current.append(b)
+                    inWord = true
+                }
+            }
+            if inWord { parts.append(current) }
+            return parts
+        }
+        if separator.isEmpty {
+            let b = LiquidText.scalarBoundaries(s)
+            return (0..<(b.count - 1)).map { Array(s[b[$0]..<b[$0 + 1]]) }
+        }
+        var i = 0
+        while let found = LiquidText.find(separator, in: s, from: i) {
+            parts.append(Array(s[i..<found]))
+            i = found + separator.count
+        }
+        parts.append(Array(s[i...]))
+        while let last = parts.last, last.isEmpty { parts.removeLast() }
+        return parts
+    }
+
+    /// Removes tags, and `<script>`, `<style>` and comments together with their content.
+    static func stripHTML(_ s: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        func startsWith(_ text: String, at k: Int) -> Bool {
+            let t = Array(text.utf8)
+            guard k + t.count <= s.count else { return false }
+            for j in 0..<t.count where (s[k + j] | (t[j] >= 0x61 ? 0x20 : 0)) != t[j] { return false }
+            return true
+        }
+        func skipPast(_ text: String, from k: Int) -> Int {
+            var j = k
+            while j < s.count { if startsWith(text, at: j) { return j + text.utf8.count }; j += 1 }
+            return s.count
+        }
+        while i < s.count {
+            if s[i] == UInt8(ascii: "<") {
+                if startsWith("<!--", at: i) { i = skipPast("-->", from: i + 4); continue }
+                if startsWith("<script", at: i) { i = skipPast("</script>", from: i); continue }
+                if startsWith("<style", at: i) { i = skipPast("</style>", from: i); continue }
+                var j = i + 1
+                while j < s.count && s[j] != UInt8(ascii: ">") { j += 1 }
+                if j < s.count { i = j + 1; continue }
+            }
+            out.append(s[i])
+            i += 1
+        }
+        return out
+    }
+}

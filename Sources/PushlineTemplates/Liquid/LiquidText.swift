@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Byte-level text helpers: Liquid strings are UTF-8 bytes, counted in Unicode scalars so that no
+/// operation ever splits a multi-byte sequence.
+enum LiquidText {
+    @inline(__always)
+    static func isContinuation(_ byte: UInt8) -> Bool { byte & 0xC0 == 0x80 }
+
+    static func characterCount<C: Collection<UInt8>>(_ bytes: C) -> Int {
+        var n = 0
+        for b in bytes where !isContinuation(b) { n += 1 }
+        return n
+    }
+
+    static func characterCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var n = 0
+        for b in bytes where !isContinuation(b) { n += 1 }
+        return n
+    }
+
+    /// Byte offsets where each scalar starts, plus the end offset.
+    static func scalarBoundaries(_ bytes: [UInt8]) -> [Int] {
+        var offsets: [Int] = []
+        offsets.reserveCapacity(bytes.count + 1)
+        for (i, b) in bytes.enumerated() where !isContinuation(b) { offsets.append(i) }
+        offsets.append(bytes.count)
+        return offsets
+    }
+
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return memcmp(base, text.utf8Start, bytes.count) == 0
+    }
+
+    @inline(__always)
+    static func isWhitespace(_ b: UInt8) -> Bool {
+        b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D || b == 0x0B || b == 0x0C
+    }
+
+    static func string(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Finds `needle` in `haystack` from `start`; nil when absent. An empty needle matches at `start`.
+    static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
+        if needle.isEmpty { return start <= haystack.count ? start : nil }
+        guard haystack.count >= needle.count else { return nil }
+        var i = start
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == needle[0] {
+                var j = 1
+                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return i }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = out.count
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
+    }
+}
+

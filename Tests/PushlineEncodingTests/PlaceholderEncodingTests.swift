@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderEncoding() { #expect(Bool(true)) }

@@ -1,0 +1,222 @@
+import Foundation
+import PushlineIO
+import Testing
+
+/// Gzip input made by the system tools (`gzip`, `pigz`), read back line for line.
+@Suite(.enabled(if: Shell.has("gzip"), "needs the system gzip binary"))
+struct GzipAudienceTests {
+    @Test(arguments: [(2, 1), (3, 7), (64, 5), (256 << 10, 1 << 20)])
+    func readsSystemGzipWhateverTheBufferSizes(readBufferSize: Int, inflateBufferSize: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(LineSplittingTests.input, to: "plain")
+        // No .gz in the name: gzip is recognised by its magic bytes.
+        let path = directory.file("audience.ndjson")
+        try Shell.require("gzip -c \(Shell.quoted(plain)) > \(Shell.quoted(path))")
+
+        let options = AudienceReader.Options(maxBatchLines: 2, readBufferSize: readBufferSize, inflateBufferSize: inflateBufferSize)
+        var reader = try AudienceReader(path: path, options: options)
+        let result = readAll(&reader)
+        #expect(result.error == nil)
+        #expect(result.numbers == LineSplittingTests.expected.map(\.0))
+        #expect(result.texts == LineSplittingTests.expected.map(\.1))
+        expectWellFormedBatches(result, totalLines: 8, options: options)
+        let (isGzip, bytesRead, uncompressed) = (reader.isGzip, reader.bytesRead, reader.uncompressedBytes)
+        #expect(isGzip)
+        #expect(bytesRead == (try fileSize(path)))
+        #expect(uncompressed == LineSplittingTests.input.count)
+    }
+
+    @Test(.enabled(if: Shell.has("pigz"), "needs pigz"), arguments: [["-6"], ["-1", "-b", "32"], ["-9", "-i", "-b", "64"]])
+    func readsPigzOutput(flags: [String]) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(Records.file(lines: 20_000, blankEvery: 333), to: "plain")
+        let path = directory.file("audience.ndjson.gz")
+        try Shell.require("pigz -p 2 \(flags.joined(separator: " ")) -c \(Shell.quoted(plain)) > \(Shell.quoted(path))")
+        let result = try readAll(path: path, options: .init(maxBatchLines: 1000))
+        #expect(result.error == nil)
+        let expected = Records.expected(lines: 20_000, blankEvery: 333)
+        #expect(result.numbers == expected)
+        #expect(result.texts == expected.map(Records.line))
+        expectWellFormedBatches(result, totalLines: 20_000, options: .init(maxBatchLines: 1000))
+    }
+
+    /// `cat a.gz empty.gz b.gz`: three members, line numbers running on across them.
+    @Test func readsConcatenatedMembers() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let first = try directory.write(Records.file(lines: 1000), to: "a")
+        let empty = try directory.write([], to: "empty")
+        let second = try directory.write(Records.file(lines: 1000, blankEvery: 10, firstNumber: 1001), to: "b")
+        for file in [first, empty, second] {
+            try Shell.require("gzip -k \(Shell.quoted(file))")
+        }
+        let path = directory.file("all.ndjson.gz")
+        try Shell.require("cat \(Shell.quoted(first)).gz \(Shell.quoted(empty)).gz \(Shell.quoted(second)).gz > \(Shell.quoted(path))")
+
+        let expected = Records.expected(lines: 1000) + Records.expected(lines: 1000, blankEvery: 10, firstNumber: 1001)
+        // The default buffers, then a read size that ends exactly at the first member's end.
+        let firstMemberSize = try fileSize(first + ".gz")
+        for readBufferSize in [256 << 10, firstMemberSize, 1000] {
+            let result = try readAll(path: path, options: .init(readBufferSize: readBufferSize))
+            #expect(result.error == nil)
+            #expect(result.numbers == expected)
+            #expect(result.texts == expected.map(Records.line))
+        }
+    }
+
+    /// A file cut in the middle: every complete line before the cut comes back, exactly, then the error.
+    @Test func truncatedFileReturnsCompleteLinesThenFails() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(Records.file(lines: 50_000), to: "plain")
+        let whole = directory.file("whole.gz")
+        try Shell.require("gzip -c \(Shell.quoted(plain)) > \(Shell.quoted(whole))")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)))
+        let path = try directory.write(Array(bytes[..<(bytes.count / 2)]), to: "cut.ndjson.gz")
+
+        let result = try readAll(path: path, options: .init(maxBatchLines: 512))
+        let error = try #require(result.error)
+        #expect(error.code == .truncatedGzip)
+        #expect(error.path == path)
+        #expect(error.description.contains(path))
+        let offset = try #require(error.compressedOffset)
+        #expect(offset > 0 && offset <= bytes.count / 2)
+        // About half the lines survive; each is exact and none is a torn tail.
+        #expect(result.lines.count > 10_000 && result.lines.count < 50_000)
+        #expect(result.numbers == Array(1...result.lines.count))
+        #expect(result.texts == result.numbers.map(Records.line))
+    }
+
+    @Test func corruptDeflateDataFailsWithItsOffset() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(Records.file(lines: 50_000), to: "plain")
+        let whole = directory.file("whole.gz")
+        try Shell.require("gzip -c \(Shell.quoted(plain)) > \(Shell.quoted(whole))")
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)))
+        bytes[bytes.count / 2] ^= 0xFF
+        let path = try directory.write(bytes, to: "corrupt.ndjson.gz")
+        try #require(try Shell.run("gzip -t \(Shell.quoted(path)) 2>/dev/null") != 0, "gzip agrees the file is corrupt")
+
+        let result = try readAll(path: path)
+        let error = try #require(result.error)
+        #expect(error.code == .corruptGzip)
+        #expect(error.path == path)
+        let offset = try #require(error.compressedOffset)
+        #expect(offset >= 0 && offset <= bytes.count)
+        #expect(result.lines.count < 50_000)
+        #expect(result.numbers == Array(1..<(result.lines.count + 1)))
+    }
+
+    /// Bytes after the last member that are not another member are refused, not ignored.
+    @Test func trailingGarbageIsCorrupt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(Records.file(lines: 10), to: "plain")
+        let whole = directory.file("whole.gz")
+        try Shell.require("gzip -c \(Shell.quoted(plain)) > \(Shell.quoted(whole))")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)))
+        let path = try directory.write(bytes + Array("junk".utf8), to: "garbage.gz")
+
+        let result = try readAll(path: path)
+        #expect(result.numbers == Array(1...10))
+        let error = try #require(result.error)
+        #expect(error.code == .corruptGzip)
+        #expect(error.compressedOffset.map { $0 >= bytes.count && $0 <= bytes.count + 4 } == true)
+    }
+
+    /// A 5 MiB line with a 1 MiB limit, plain and gzip: reported, neighbours kept, never buffered whole.
+    @Test(arguments: [false, true])
+    func hugeLineIsSkippedWithoutBufferingIt(gzip: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let hugeLength = 5 << 20
+        var bytes = Array("{\"a\":1}\n".utf8)
+        bytes += [UInt8](repeating: UInt8(ascii: "x"), count: hugeLength)
+        bytes += Array("\r\n{\"b\":2}\n".utf8)
+        var path = try directory.write(bytes, to: "huge.ndjson")
+        if gzip {
+            try Shell.require("gzip \(Shell.quoted(path))")
+            path += ".gz"
+        }
+        let options = AudienceReader.Options(maxLineBytes: 1 << 20)
+        let result = try readAll(path: path, options: options)
+        #expect(result.error == nil)
+        #expect(result.numbers == [1, 3])
+        #expect(result.texts == ["{\"a\":1}", "{\"b\":2}"])
+        #expect(result.oversize == [LineBatch.OversizeLine(lineNumber: 2, byteLength: hugeLength)])
+        for batch in result.batches {
+            #expect(batch.buffer.capacity < 3 << 20, "the huge line was never held in a batch buffer")
+        }
+    }
+
+    /// A few hundred thousand lines through `gzip -1`: exact numbers and bounded batches all the way.
+    @Test func streamsALargeFileInBoundedBatches() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let count = 300_000
+        let plain = try directory.write(Records.file(lines: count, blankEvery: 1009), to: "plain")
+        let path = directory.file("large.ndjson.gz")
+        try Shell.require("gzip -1 -c \(Shell.quoted(plain)) > \(Shell.quoted(path))")
+
+        let options = AudienceReader.Options(maxBatchLines: 4096, maxBatchBytes: 256 << 10)
+        var reader = try AudienceReader(path: path, options: options)
+        var expected = Records.expected(lines: count, blankEvery: 1009).makeIterator()
+        var batches: [LineBatch] = []
+        var mismatches = 0
+        while let batch = try reader.nextBatch() {
+            #expect(batch.buffer.count < options.maxBatchBytes + 512)
+            #expect(batch.lines.count <= options.maxBatchLines)
+            for line in batch.lines {
+                let number = expected.next()
+                if line.lineNumber != number || batch[line].elementsEqual(Records.line(line.lineNumber).utf8) == false {
+                    mismatches += 1
+                }
+            }
+            batches.append(LineBatch(buffer: [], lines: [], oversizeLines: [], lineNumbers: batch.lineNumbers))
+        }
+        #expect(mismatches == 0)
+        #expect(expected.next() == nil, "every line came back")
+        #expect(batches.count > 50, "the file was streamed in many batches")
+        expectWellFormedBatches(ReadResult(batches: batches), totalLines: count, options: options)
+        let (lineCount, bytesRead) = (reader.lineCount, reader.bytesRead)
+        #expect(lineCount == count)
+        #expect(bytesRead == (try fileSize(path)))
+    }
+
+    /// Standard input is read through `init(fileDescriptor:...)` (what `path: "-"` calls with fd 0);
+    /// a pipe fed by another thread exercises the same short-read path here.
+    @Test func readsGzipFromAPipe() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(Records.file(lines: 5000), to: "plain")
+        try Shell.require("gzip \(Shell.quoted(plain))")
+        let compressed = try Data(contentsOf: URL(fileURLWithPath: plain + ".gz"))
+
+        let pipe = Pipe()
+        let writer = pipe.fileHandleForWriting
+        let feeder = Thread {
+            // Small writes so the reader sees short reads, including of the magic bytes.
+            var offset = 0
+            while offset < compressed.count {
+                let end = min(offset + 1 + offset % 3000, compressed.count)
+                writer.write(compressed[offset..<end])
+                offset = end
+            }
+            try? writer.close()
+        }
+        feeder.start()
+        var reader = try AudienceReader(
+            fileDescriptor: pipe.fileHandleForReading.fileDescriptor, closesDescriptor: false, name: "-")
+        let result = readAll(&reader)
+        #expect(result.error == nil)
+        #expect(result.numbers == Array(1...5000))
+        #expect(result.texts == (1...5000).map(Records.line))
+    }
+}
+
+func fileSize(_ path: String) throws -> Int {
+    try (FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? -1
+}

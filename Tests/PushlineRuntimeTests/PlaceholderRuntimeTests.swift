@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderRuntime() { #expect(Bool(true)) }
