@@ -158,7 +158,11 @@ private struct HandlebarsCompilationUnit {
         } else {
             expression = try lookup(call.head)
         }
-        append(.value(expression, escaped: token.kind == .mustache))
+        if case .path(let path) = expression {
+            append(.lookup(HandlebarsLookup(path: path, escaped: token.kind == .mustache)))
+        } else {
+            append(.value(expression, escaped: token.kind == .mustache))
+        }
     }
 
     private mutating func openBlock(_ token: HandlebarsToken) throws(TemplateCompileError) {

@@ -6,11 +6,24 @@ typealias HandlebarsProgram = [HandlebarsNode]
 indirect enum HandlebarsNode: Sendable {
     /// Literal bytes, copied as they are.
     case text([UInt8])
+    /// `{{path}}`, the common case, kept apart and boxed: walking the program then retains one
+    /// object instead of copying the path's arrays.
+    case lookup(HandlebarsLookup)
     /// `{{expr}}` (escaped when the template HTML-escapes) or `{{{expr}}}` / `{{& expr}}`.
     case value(HandlebarsExpression, escaped: Bool)
     case block(HandlebarsBlock)
     /// `{{> name context}}`: `partial` indexes the template's partial table.
     case partial(index: Int, context: HandlebarsExpression?)
+}
+
+final class HandlebarsLookup: Sendable {
+    let path: HandlebarsPath
+    let escaped: Bool
+
+    init(path: HandlebarsPath, escaped: Bool) {
+        self.path = path
+        self.escaped = escaped
+    }
 }
 
 struct HandlebarsBlock: Sendable {

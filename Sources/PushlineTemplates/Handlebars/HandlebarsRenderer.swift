@@ -32,6 +32,13 @@ struct HandlebarsRenderer {
             switch node {
             case .text(let bytes):
                 do { try out.write(bytes) } catch { throw TemplateRenderError(error) }
+            case .lookup(let node):
+                let value = lookup(node.path, frame)
+                if value.isMissing {
+                    if strict { throw .missingVariable(node.path.text) }
+                    continue
+                }
+                try write(value, escaped: node.escaped && htmlEscape, into: &out)
             case .value(let expression, let escaped):
                 let value = try evaluate(expression, frame, tolerant: false)
                 try write(value, escaped: escaped && htmlEscape, into: &out)
@@ -221,6 +228,15 @@ struct HandlebarsRenderer {
     func write(_ value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
         do {
             switch value {
+            case .json(let json) where json.kind == .string && !json.stringHasEscapes:
+                // The content bytes are the value: write them from the record's buffer.
+                let range = json.byteRange
+                let content = json.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+                if escaped {
+                    try HandlebarsEscaping.write(bytes: content, into: &out)
+                } else {
+                    try out.write(content)
+                }
             case .json(let json) where json.kind == .string:
                 if escaped {
                     try json.withUnescapedString { (text) throws(RenderOutput.LimitExceeded) in try HandlebarsEscaping.write(text, into: &out) }
@@ -236,7 +252,7 @@ struct HandlebarsRenderer {
             default:
                 let bytes = value.textBytes
                 if escaped {
-                    try HandlebarsEscaping.write(bytes: bytes, into: &out)
+                    try HandlebarsEscaping.write(bytes: bytes[...], into: &out)
                 } else {
                     try out.write(bytes)
                 }
