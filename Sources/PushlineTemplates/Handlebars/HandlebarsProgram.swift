@@ -19,10 +19,14 @@ indirect enum HandlebarsNode: Sendable {
 final class HandlebarsLookup: Sendable {
     let path: HandlebarsPath
     let escaped: Bool
+    /// Set for a plain key path from the current context (`customer.first_name`): the renderer
+    /// then looks it up straight from the context's JSON, the hot path of every campaign.
+    let contextPath: JSONPath?
 
     init(path: HandlebarsPath, escaped: Bool) {
         self.path = path
         self.escaped = escaped
+        if case .context(depth: 0, _) = path.base { contextPath = path.jsonPath } else { contextPath = nil }
     }
 }
 

@@ -33,6 +33,11 @@ struct HandlebarsRenderer {
             case .text(let bytes):
                 do { try out.write(bytes) } catch { throw TemplateRenderError(error) }
             case .lookup(let node):
+                if let contextPath = node.contextPath, case .json(let context) = frame.pointee.context,
+                   let found = context.value(at: contextPath) {
+                    try write(json: found, escaped: node.escaped && htmlEscape, into: &out)
+                    continue
+                }
                 let value = lookup(node.path, frame)
                 if value.isMissing {
                     if strict { throw .missingVariable(node.path.text) }
@@ -224,6 +229,27 @@ struct HandlebarsRenderer {
     }
 
     // MARK: Output
+
+    /// A record value: strings without escapes and numbers go out as their bytes in the record.
+    func write(json: JSONValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
+        let kind = json.kind
+        guard kind == .number || (kind == .string && !json.stringHasEscapes) else {
+            return try write(.json(json), escaped: escaped, into: &out)
+        }
+        let range = json.byteRange
+        let content = kind == .number
+            ? json.document.buffer[range]
+            : json.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+        do {
+            if escaped && kind == .string {
+                try HandlebarsEscaping.write(bytes: content, into: &out)
+            } else {
+                try out.write(content)
+            }
+        } catch {
+            throw TemplateRenderError(error)
+        }
+    }
 
     func write(_ value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
         do {
