@@ -102,8 +102,8 @@ extension HandlebarsRenderer {
             case .missing, .null: return .int(0)
             default: return .int(Int64(value.text.count))
             }
-        case .upper, .uppercase: return .string(Array(try argument(0).text.uppercased().utf8))
-        case .lower, .lowercase: return .string(Array(try argument(0).text.lowercased().utf8))
+        case .upper, .uppercase: return .string(Self.changeCase(try argument(0).textBytes, upper: true))
+        case .lower, .lowercase: return .string(Self.changeCase(try argument(0).textBytes, upper: false))
         case .capitalize:
             let text = try argument(0).text
             guard let first = text.first else { return .string([]) }
@@ -142,6 +142,19 @@ extension HandlebarsRenderer {
     }
 
     static let defaultSeparator: [UInt8] = Array(", ".utf8)
+
+    /// ASCII text changes case in place (one buffer, no String); anything else goes through
+    /// Unicode case mapping (`ß` → `SS`, `É` → `é`).
+    private static func changeCase(_ bytes: [UInt8], upper: Bool) -> [UInt8] {
+        guard bytes.allSatisfy({ $0 < 0x80 }) else {
+            let text = String(decoding: bytes, as: UTF8.self)
+            return Array((upper ? text.uppercased() : text.lowercased()).utf8)
+        }
+        var out = bytes
+        let from = upper ? UInt8(ascii: "a")...UInt8(ascii: "z") : UInt8(ascii: "A")...UInt8(ascii: "Z")
+        for k in out.indices where from.contains(out[k]) { out[k] ^= 0x20 }
+        return out
+    }
 
     private static func isEmptyString(_ value: HandlebarsValue) -> Bool {
         switch value {

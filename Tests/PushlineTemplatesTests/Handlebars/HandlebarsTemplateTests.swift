@@ -59,6 +59,7 @@ import Testing
 
     @Test func helpers() {
         #expect(render("{{upper customer.first_name}} {{lowercase \"ÉTÉ\"}} {{capitalize \"élan vital\"}}") == "ANA été Élan vital")
+        #expect(render("{{upper \"straße\"}} {{lower \"MiXeD 1\"}}") == "STRASSE mixed 1")
         #expect(render("[{{trim customer.nick}}]") == "[ana]")
         #expect(render("{{default customer.empty \"friend\"}} {{default customer.first_name \"friend\"}} {{default nope customer.none \"x\"}}") == "friend Ana x")
         #expect(render("{{join customer.tags \" / \"}}|{{join customer.tags}}") == "vip / eu|vip, eu")
