@@ -102,8 +102,10 @@ extension HandlebarsRenderer {
             case .missing, .null: return .int(0)
             default: return .int(Int64(value.text.count))
             }
-        case .upper, .uppercase: return .string(Self.changeCase(try argument(0).textBytes, upper: true))
-        case .lower, .lowercase: return .string(Self.changeCase(try argument(0).textBytes, upper: false))
+        case .upper, .uppercase, .lower, .lowercase:
+            var text = try argument(0).textBytes
+            Self.changeCase(&text, upper: helper == .upper || helper == .uppercase)
+            return .string(text)
         case .capitalize:
             let text = try argument(0).text
             guard let first = text.first else { return .string([]) }
@@ -145,15 +147,14 @@ extension HandlebarsRenderer {
 
     /// ASCII text changes case in place (one buffer, no String); anything else goes through
     /// Unicode case mapping (`ß` → `SS`, `É` → `é`).
-    private static func changeCase(_ bytes: [UInt8], upper: Bool) -> [UInt8] {
-        guard bytes.allSatisfy({ $0 < 0x80 }) else {
-            let text = String(decoding: bytes, as: UTF8.self)
-            return Array((upper ? text.uppercased() : text.lowercased()).utf8)
+    private static func changeCase(_ text: inout [UInt8], upper: Bool) {
+        guard text.allSatisfy({ $0 < 0x80 }) else {
+            let string = String(decoding: text, as: UTF8.self)
+            text = Array((upper ? string.uppercased() : string.lowercased()).utf8)
+            return
         }
-        var out = bytes
         let from = upper ? UInt8(ascii: "a")...UInt8(ascii: "z") : UInt8(ascii: "A")...UInt8(ascii: "Z")
-        for k in out.indices where from.contains(out[k]) { out[k] ^= 0x20 }
-        return out
+        for k in text.indices where from.contains(text[k]) { text[k] ^= 0x20 }
     }
 
     private static func isEmptyString(_ value: HandlebarsValue) -> Bool {
