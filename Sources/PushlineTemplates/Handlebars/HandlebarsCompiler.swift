@@ -158,7 +158,11 @@ private struct HandlebarsCompilationUnit {
         } else {
             expression = try lookup(call.head)
         }
-        append(.value(expression, escaped: token.kind == .mustache))
+        if case .path(let path) = expression {
+            append(.lookup(HandlebarsLookup(path: path, escaped: token.kind == .mustache)))
+        } else {
+            append(.value(expression, escaped: token.kind == .mustache))
+        }
     }
 
     private mutating func openBlock(_ token: HandlebarsToken) throws(TemplateCompileError) {
@@ -199,7 +203,8 @@ private struct HandlebarsCompilationUnit {
     }
 
     private mutating func closeBlock(_ token: HandlebarsToken) throws(TemplateCompileError) {
-        let name = Array(token.bytes.drop(while: HandlebarsLexer.isWhitespace).reversed().drop(while: HandlebarsLexer.isWhitespace).reversed())
+        let leading = token.bytes.drop(while: HandlebarsLexer.isWhitespace)
+        let name = Array(leading[..<(leading.lastIndex(where: { !HandlebarsLexer.isWhitespace($0) }).map { $0 + 1 } ?? leading.startIndex)])
         guard !stack.isEmpty else {
             throw error(token.tagOffset, "{{/\(String(decoding: name, as: UTF8.self))}} closes no open block")
         }
@@ -282,6 +287,11 @@ private struct HandlebarsCompilationUnit {
     }
 
     private func helperCall(_ call: HandlebarsCallSyntax) throws(TemplateCompileError) -> HandlebarsExpression {
+        // Arguments first, so errors come in source order (a bad path before an unknown helper).
+        var arguments: [HandlebarsExpression] = []
+        for param in call.params { arguments.append(try argument(param)) }
+        var hash: [HandlebarsHashArgument] = []
+        for pair in call.hash { hash.append(HandlebarsHashArgument(key: pair.key, value: try argument(pair.value))) }
         guard let name = simpleName(call.head), let helper = HandlebarsHelper(rawValue: name) else {
             let text = String(decoding: call.headText, as: UTF8.self)
             if ["if", "unless", "each", "with"].contains(text) {
@@ -292,10 +302,6 @@ private struct HandlebarsCompilationUnit {
         if let message = helper.arityError(positional: call.params.count) {
             throw error(call.offset, "helper '\(name)' \(message)")
         }
-        var arguments: [HandlebarsExpression] = []
-        for param in call.params { arguments.append(try argument(param)) }
-        var hash: [HandlebarsHashArgument] = []
-        for pair in call.hash { hash.append(HandlebarsHashArgument(key: pair.key, value: try argument(pair.value))) }
         return .helper(helper, arguments, hash: hash)
     }
 

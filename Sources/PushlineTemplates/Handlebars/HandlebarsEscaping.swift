@@ -27,7 +27,7 @@ enum HandlebarsEscaping {
 }
 
 extension HandlebarsEscaping {
-    static func write(bytes: [UInt8], into output: inout RenderOutput) throws(RenderOutput.LimitExceeded) {
+    static func write(bytes: ArraySlice<UInt8>, into output: inout RenderOutput) throws(RenderOutput.LimitExceeded) {
         // Array.withUnsafeBytes is not typed-throws: carry the error out in a Result.
         let result: Result<Void, RenderOutput.LimitExceeded> = bytes.withUnsafeBytes { text in
             Result { () throws(RenderOutput.LimitExceeded) in try write(text, into: &output) }

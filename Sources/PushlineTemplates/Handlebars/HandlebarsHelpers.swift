@@ -102,15 +102,18 @@ extension HandlebarsRenderer {
             case .missing, .null: return .int(0)
             default: return .int(Int64(value.text.count))
             }
-        case .upper, .uppercase: return .string(Array(try argument(0).text.uppercased().utf8))
-        case .lower, .lowercase: return .string(Array(try argument(0).text.lowercased().utf8))
+        case .upper, .uppercase, .lower, .lowercase:
+            var text = try argument(0).textBytes
+            Self.changeCase(&text, upper: helper == .upper || helper == .uppercase)
+            return .string(text)
         case .capitalize:
             let text = try argument(0).text
             guard let first = text.first else { return .string([]) }
             return .string(Array((first.uppercased() + text.dropFirst()).utf8))
         case .trim:
-            let text = try argument(0).text
-            return .string(Array(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed().map { $0 }.reduce(into: "") { $0.append($1) }.utf8))
+            let text = try argument(0).text.drop(while: \.isWhitespace)
+            let end = text.lastIndex(where: { !$0.isWhitespace }).map(text.index(after:)) ?? text.startIndex
+            return .string(Array(text[..<end].utf8))
         case .truncate:
             let text = try argument(0).text
             guard let limit = try argument(1).number, limit >= 0, limit == limit.rounded() else {
@@ -141,6 +144,18 @@ extension HandlebarsRenderer {
     }
 
     static let defaultSeparator: [UInt8] = Array(", ".utf8)
+
+    /// ASCII text changes case in place (one buffer, no String); anything else goes through
+    /// Unicode case mapping (`ß` → `SS`, `É` → `é`).
+    private static func changeCase(_ text: inout [UInt8], upper: Bool) {
+        guard text.allSatisfy({ $0 < 0x80 }) else {
+            let string = String(decoding: text, as: UTF8.self)
+            text = Array((upper ? string.uppercased() : string.lowercased()).utf8)
+            return
+        }
+        let from = upper ? UInt8(ascii: "a")...UInt8(ascii: "z") : UInt8(ascii: "A")...UInt8(ascii: "Z")
+        for k in text.indices where from.contains(text[k]) { text[k] ^= 0x20 }
+    }
 
     private static func isEmptyString(_ value: HandlebarsValue) -> Bool {
         switch value {

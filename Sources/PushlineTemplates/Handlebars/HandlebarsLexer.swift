@@ -108,7 +108,7 @@ struct HandlebarsLexer {
         let n = source.count
         var j = open + 2
         if j + 1 < n && source[j] == UInt8(ascii: "{") && source[j + 1] == UInt8(ascii: "{") {
-            throw error(open, "raw blocks ({{{{ … }}}}) are not supported")
+            return try lexRawBlock(at: open)
         }
         var stripBefore = false
         if j < n && source[j] == UInt8(ascii: "~") { stripBefore = true; j += 1 }
@@ -186,6 +186,33 @@ struct HandlebarsLexer {
         return HandlebarsToken(
             kind: kind, bytes: content, offset: start, tagOffset: open,
             stripBefore: stripBefore, stripAfter: stripAfter)
+    }
+
+    /// `{{{{raw}}}} … {{{{/raw}}}}`: the content is literal text, tags and all. (Handlebars passes
+    /// it to a helper; Pushline has no template-defined helpers, so the content is the output.)
+    private func lexRawBlock(at open: Int) throws(TemplateCompileError) -> (HandlebarsToken, Int) {
+        let closeMarker = Array("}}}}".utf8)
+        guard let nameEnd = firstIndex(of: closeMarker, from: open + 4) else {
+            throw error(open, "unclosed raw block tag: missing }}}}")
+        }
+        let name = source[(open + 4)..<nameEnd].filter { !HandlebarsLexer.isWhitespace($0) }
+        let closing = Array("{{{{/".utf8) + name + closeMarker
+        let contentStart = nameEnd + 4
+        guard let close = firstIndex(of: closing, from: contentStart) else {
+            throw error(open, "unclosed raw block: missing {{{{/\(String(decoding: name, as: UTF8.self))}}}}")
+        }
+        let token = HandlebarsToken(
+            kind: .text, bytes: Array(source[contentStart..<close]), offset: contentStart, tagOffset: open)
+        return (token, close + closing.count)
+    }
+
+    private func firstIndex(of marker: [UInt8], from start: Int) -> Int? {
+        var i = start
+        while i + marker.count <= source.count {
+            if source[i..<(i + marker.count)].elementsEqual(marker) { return i }
+            i += 1
+        }
+        return nil
     }
 
     private func lexComment(open: Int, bang: Int, stripBefore: Bool) throws(TemplateCompileError) -> (HandlebarsToken, Int) {

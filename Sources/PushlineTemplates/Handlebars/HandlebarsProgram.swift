@@ -6,11 +6,28 @@ typealias HandlebarsProgram = [HandlebarsNode]
 indirect enum HandlebarsNode: Sendable {
     /// Literal bytes, copied as they are.
     case text([UInt8])
+    /// `{{path}}`, the common case, kept apart and boxed: walking the program then retains one
+    /// object instead of copying the path's arrays.
+    case lookup(HandlebarsLookup)
     /// `{{expr}}` (escaped when the template HTML-escapes) or `{{{expr}}}` / `{{& expr}}`.
     case value(HandlebarsExpression, escaped: Bool)
     case block(HandlebarsBlock)
     /// `{{> name context}}`: `partial` indexes the template's partial table.
     case partial(index: Int, context: HandlebarsExpression?)
+}
+
+final class HandlebarsLookup: Sendable {
+    let path: HandlebarsPath
+    let escaped: Bool
+    /// Set for a plain key path from the current context (`customer.first_name`): the renderer
+    /// then looks it up straight from the context's JSON, the hot path of every campaign.
+    let contextPath: JSONPath?
+
+    init(path: HandlebarsPath, escaped: Bool) {
+        self.path = path
+        self.escaped = escaped
+        if case .context(depth: 0, _) = path.base { contextPath = path.jsonPath } else { contextPath = nil }
+    }
 }
 
 struct HandlebarsBlock: Sendable {

@@ -32,6 +32,18 @@ struct HandlebarsRenderer {
             switch node {
             case .text(let bytes):
                 do { try out.write(bytes) } catch { throw TemplateRenderError(error) }
+            case .lookup(let node):
+                if let contextPath = node.contextPath, case .json(let context) = frame.pointee.context,
+                   let found = context.value(at: contextPath) {
+                    try write(json: found, escaped: node.escaped && htmlEscape, into: &out)
+                    continue
+                }
+                let value = lookup(node.path, frame)
+                if value.isMissing {
+                    if strict { throw .missingVariable(node.path.text) }
+                    continue
+                }
+                try write(value, escaped: node.escaped && htmlEscape, into: &out)
             case .value(let expression, let escaped):
                 let value = try evaluate(expression, frame, tolerant: false)
                 try write(value, escaped: escaped && htmlEscape, into: &out)
@@ -218,9 +230,39 @@ struct HandlebarsRenderer {
 
     // MARK: Output
 
+    /// A record value: strings without escapes and numbers go out as their bytes in the record.
+    func write(json: JSONValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
+        let kind = json.kind
+        guard kind == .number || (kind == .string && !json.stringHasEscapes) else {
+            return try write(.json(json), escaped: escaped, into: &out)
+        }
+        let range = json.byteRange
+        let content = kind == .number
+            ? json.document.buffer[range]
+            : json.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+        do {
+            if escaped && kind == .string {
+                try HandlebarsEscaping.write(bytes: content, into: &out)
+            } else {
+                try out.write(content)
+            }
+        } catch {
+            throw TemplateRenderError(error)
+        }
+    }
+
     func write(_ value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
         do {
             switch value {
+            case .json(let json) where json.kind == .string && !json.stringHasEscapes:
+                // The content bytes are the value: write them from the record's buffer.
+                let range = json.byteRange
+                let content = json.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+                if escaped {
+                    try HandlebarsEscaping.write(bytes: content, into: &out)
+                } else {
+                    try out.write(content)
+                }
             case .json(let json) where json.kind == .string:
                 if escaped {
                     try json.withUnescapedString { (text) throws(RenderOutput.LimitExceeded) in try HandlebarsEscaping.write(text, into: &out) }
@@ -236,7 +278,7 @@ struct HandlebarsRenderer {
             default:
                 let bytes = value.textBytes
                 if escaped {
-                    try HandlebarsEscaping.write(bytes: bytes, into: &out)
+                    try HandlebarsEscaping.write(bytes: bytes[...], into: &out)
                 } else {
                     try out.write(bytes)
                 }

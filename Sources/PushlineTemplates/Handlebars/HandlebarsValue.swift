@@ -80,46 +80,40 @@ enum HandlebarsValue: Sendable {
 
     /// The text the value renders as (allocates; for helpers, not for plain interpolation).
     var textBytes: [UInt8] {
-        var out = HandlebarsTextSink()
+        var out: [UInt8] = []
         HandlebarsText.append(self, to: &out)
-        return out.bytes
+        return out
     }
 
     /// The text as a Swift String (helpers that need grapheme clusters or case mapping).
     var text: String { String(decoding: textBytes, as: UTF8.self) }
 }
 
-/// A growable byte buffer for helper results.
-struct HandlebarsTextSink {
-    var bytes: [UInt8] = []
-    mutating func append(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
-}
-
 /// JavaScript `String(value)` as Handlebars prints it (arrays join with ",", objects print as
 /// `[object Object]`, null and undefined print nothing).
 enum HandlebarsText {
-    static func append(_ value: HandlebarsValue, to sink: inout HandlebarsTextSink) {
+    static func append(_ value: HandlebarsValue, to sink: inout [UInt8]) {
         switch value {
         case .missing, .null: return
-        case .string(let s): sink.bytes.append(contentsOf: s)
-        case .bool(let b): sink.bytes.append(contentsOf: b ? trueBytes : falseBytes)
-        case .int(let i): sink.bytes.append(contentsOf: Array(String(i).utf8))
-        case .double(let d): sink.bytes.append(contentsOf: formatDouble(d))
+        case .string(let s): sink.append(contentsOf: s)
+        case .bool(let b): sink.append(contentsOf: b ? trueBytes : falseBytes)
+        case .int(let i): sink.append(contentsOf: Array(String(i).utf8))
+        case .double(let d): sink.append(contentsOf: formatDouble(d))
         case .json(let json): appendJSON(json, to: &sink)
         }
     }
 
-    static func appendJSON(_ json: JSONValue, to sink: inout HandlebarsTextSink) {
+    static func appendJSON(_ json: JSONValue, to sink: inout [UInt8]) {
         switch json.kind {
-        case .string: _ = json.withUnescapedString { sink.append($0) }
-        case .number: sink.bytes.append(contentsOf: json.document.buffer[json.byteRange])
-        case .true: sink.bytes.append(contentsOf: trueBytes)
-        case .false: sink.bytes.append(contentsOf: falseBytes)
+        case .string: _ = json.withUnescapedString { sink.append(contentsOf: $0) }
+        case .number: sink.append(contentsOf: json.document.buffer[json.byteRange])
+        case .true: sink.append(contentsOf: trueBytes)
+        case .false: sink.append(contentsOf: falseBytes)
         case .null: return
-        case .object: sink.bytes.append(contentsOf: objectBytes)
+        case .object: sink.append(contentsOf: objectBytes)
         case .array:
             for (i, element) in json.elements.enumerated() {
-                if i > 0 { sink.bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { sink.append(UInt8(ascii: ",")) }
                 appendJSON(element, to: &sink)
             }
         }

@@ -59,6 +59,7 @@ import Testing
 
     @Test func helpers() {
         #expect(render("{{upper customer.first_name}} {{lowercase \"ÉTÉ\"}} {{capitalize \"élan vital\"}}") == "ANA été Élan vital")
+        #expect(render("{{upper \"straße\"}} {{lower \"MiXeD 1\"}}") == "STRASSE mixed 1")
         #expect(render("[{{trim customer.nick}}]") == "[ana]")
         #expect(render("{{default customer.empty \"friend\"}} {{default customer.first_name \"friend\"}} {{default nope customer.none \"x\"}}") == "friend Ana x")
         #expect(render("{{join customer.tags \" / \"}}|{{join customer.tags}}") == "vip / eu|vip, eu")
@@ -80,6 +81,7 @@ import Testing
         #expect(render("Hello\n  {{#if prefs.push}}\n  on\n  {{/if}}\nbye") == "Hello\n  on\nbye")
         #expect(render("{{#each customer.tags}}\n- {{this}}\n{{/each}}\n") == "- vip\n- eu\n")
         #expect(render(#"\{{customer.first_name}} \\{{customer.first_name}}"#) == #"{{customer.first_name}} \Ana"#)
+        #expect(render("{{{{raw}}}}{{customer.first_name}} {{#if}}{{{{/raw}}}} {{customer.first_name}}") == "{{customer.first_name}} {{#if}} Ana")
     }
 
     @Test func partialsComeFromSnippets() {
