@@ -31,6 +31,7 @@ extension Provider {
         case .fcm: 1
         case .webpush: 2
         case .adm: 3
+        case .webhook: 4
         }
     }
 }

@@ -15,11 +15,24 @@ enum RequestLine {
         w.writeKey("device")
         w.writeInt(device.index)
         w.writeKey("platform")
-        w.writeString(device.platform.staticName)
+        if device.platform == .open, let name = device.object["platform"] {
+            writeRaw(name, into: &w)   // open::<name>, validated by the router
+        } else {
+            w.writeString(device.platform.staticName)
+        }
         w.writeKey("provider")
         w.writeString(device.provider.staticName)
         w.writeKey("method")
         w.writeString("POST")
+    }
+
+    /// Closes a request object, noting when its text was shortened to fit (`truncated: true`).
+    static func finish(into w: inout JSONWriter, truncated: Bool) {
+        if truncated {
+            w.writeKey("truncated")
+            w.writeBool(true)
+        }
+        finish(into: &w)
     }
 
     /// Closes the request object and ends the NDJSON line.
@@ -65,6 +78,9 @@ extension Platform {
         case .android: "android"
         case .web: "web"
         case .amazon: "amazon"
+        case .sms: "sms"
+        case .email: "email"
+        case .open: "open"
         }
     }
 }
@@ -76,6 +92,7 @@ extension Provider {
         case .fcm: "fcm"
         case .webpush: "webpush"
         case .adm: "adm"
+        case .webhook: "webhook"
         }
     }
 }
