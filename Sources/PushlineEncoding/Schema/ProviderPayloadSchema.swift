@@ -36,7 +36,7 @@ public enum ProviderPayloadSchema {
     ])
 
     static let fcmAPNs = ObjectSchema("message.apns", [
-        SchemaProperty("headers", .stringMap()),
+        SchemaProperty("headers", .jsonMap()),
         SchemaProperty("payload", .object(apnsPayload)),
         SchemaProperty("fcm_options", .jsonMap()),
         SchemaProperty("live_activity_token", .string()),
