@@ -44,10 +44,16 @@ func encode(_ campaign: Campaign, _ line: String, number: Int = 1) throws -> Enc
     return EncodedLine(requests: try batch.requests.flatMap(parse), rejects: try parse(batch.rejects), counts: batch.counts)
 }
 
-/// Structural JSON equality through Foundation (key order does not matter, values do).
+/// Structural JSON equality through Foundation (key order does not matter, values do): both
+/// sides are re-serialized with sorted keys. (`NSObject.isEqual` on swift-corelibs-foundation
+/// reports parsed booleans unequal, so it cannot be the comparison.)
 func jsonEqual(_ a: Any?, _ b: Any?) -> Bool {
     guard let a, let b else { return a == nil && b == nil }
-    return (a as? NSObject)?.isEqual(b) ?? false
+    func canonical(_ value: Any) -> Data? {
+        try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+    }
+    guard let left = canonical(a), let right = canonical(b) else { return false }
+    return left == right
 }
 
 func json(_ text: String) -> Any {

@@ -36,13 +36,14 @@ struct FCMEncoderTests {
         let out = try encode(campaign, #"{"id":"c-1","devices":[{"platform":"android","token":"\#(fcmToken)"}]}"#)
         let request = try #require(out.requests.first)
         #expect(request["url"] as? String == "https://fcm.googleapis.com/v1/projects/my-project/messages:send")
-        // FCM v1 AndroidConfig / AndroidNotification field names; data is a string map.
+        // FCM v1 AndroidConfig / AndroidNotification field names; data is a string map. FCM has no
+        // summary field: it goes under the Airship Android SDK's PushMessage.EXTRA_SUMMARY key.
         let expected = json(#"""
         {"message":{"token":"\#(fcmToken)",
           "android":{"collapse_key":"sale","priority":"HIGH","ttl":"3600s",
             "notification":{"title":"Shoe sale","body":"Top-level alert","icon":"shoes","color":"#8B4513",
               "tag":"push-xyz","channel_id":"promos","notification_priority":"PRIORITY_MAX","visibility":"SECRET"}},
-          "data":{"url":"http://example.com","story_id":"1234","count":"3","summary":"Don't miss out!"}}}
+          "data":{"url":"http://example.com","story_id":"1234","count":"3","com.urbanairship.summary":"Don't miss out!"}}}
         """#)
         #expect(jsonEqual(request["body"], expected), "\(request["body"] ?? "nil")")
     }

@@ -6,7 +6,8 @@ public struct RoutedDevice: Sendable {
     public var provider: Provider
     /// The device object itself (for device-level fields such as `badge` or `locale`).
     public var object: JSONValue
-    /// The token string (APNs, FCM, ADM); for Web Push, the `subscription` object.
+    /// The token string (APNs, FCM, ADM); for Web Push, the `subscription` object; for SMS,
+    /// email and open channels, the `address` string.
     public var address: JSONValue
 }
 
@@ -90,6 +91,9 @@ public enum AudienceRouter {
         if provider == .webpush {
             return routeSubscription(device, index: index, platform: platform)
         }
+        if platform.usesAddress {
+            return routeAddress(device, index: index, platform: platform)
+        }
         guard let token = device.member("token"), token.kind == .string else {
             return .rejected(index: index, platform: platform, .invalidToken("device \(index) (\(platform.rawValue)) has no \"token\" string"))
         }
@@ -98,7 +102,7 @@ public enum AudienceRouter {
             case .apns: DeviceTokenRules.validateAPNs(bytes)
             case .fcm: DeviceTokenRules.validateFCM(bytes)
             case .adm: DeviceTokenRules.validateADM(bytes)
-            case .webpush: nil
+            case .webpush, .webhook: nil
             }
         } ?? nil
         if let problem {
@@ -130,6 +134,24 @@ public enum AudienceRouter {
             }
         }
         return .routed(RoutedDevice(index: index, platform: platform, provider: .webpush, object: device, address: subscription))
+    }
+
+    /// SMS, email and open-channel devices: an `address` the channel's webhook delivers to.
+    static func routeAddress(_ device: JSONValue, index: Int, platform: Platform) -> DeviceRoute {
+        guard let address = device.member("address"), address.kind == .string else {
+            return .rejected(index: index, platform: platform, .invalidToken("device \(index) (\(platform.rawValue)) has no \"address\" string"))
+        }
+        let problem: String? = address.withUnescapedString { bytes in
+            switch platform {
+            case .sms: DeviceTokenRules.validatePhoneNumber(bytes)
+            case .email: DeviceTokenRules.validateEmail(bytes)
+            default: DeviceTokenRules.validateOpenAddress(bytes)
+            }
+        } ?? "the address is not valid UTF-8"
+        if let problem {
+            return .rejected(index: index, platform: platform, .invalidToken("device \(index): \(problem)"))
+        }
+        return .routed(RoutedDevice(index: index, platform: platform, provider: .webhook, object: device, address: address))
     }
 
     static func describe(_ kind: JSONKind) -> String {

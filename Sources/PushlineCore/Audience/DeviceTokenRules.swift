@@ -71,6 +71,50 @@ public enum DeviceTokenRules {
         return nil
     }
 
+    /// SMS and MMS numbers in E.164: `+`, a country code that does not start with 0, at most
+    /// 15 digits in all (ITU-T E.164), nothing else (no spaces or dashes: gateways differ on them).
+    public static func validatePhoneNumber(_ address: UnsafeRawBufferPointer) -> String? {
+        guard address.first == UInt8(ascii: "+") else {
+            return "SMS address must be an E.164 number starting with '+' (+15551234567)"
+        }
+        let digits = address.dropFirst()
+        guard (8...15).contains(digits.count), digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return "SMS address must be '+' and 8 to 15 digits (E.164), got \(address.count) characters"
+        }
+        guard digits.first != UInt8(ascii: "0") else { return "SMS address: E.164 country codes do not start with 0" }
+        return nil
+    }
+
+    /// A deliberately plain email check: one `@`, a local part of 1 to 64 bytes, a domain with a dot
+    /// and no empty label, at most 254 bytes, no spaces, controls, quotes or angle brackets (the
+    /// address lands in a JSON body and, at the gateway, in a header).
+    public static func validateEmail(_ address: UnsafeRawBufferPointer) -> String? {
+        guard address.count <= 254 else { return "email address is longer than 254 characters" }
+        for b in address where b <= 0x20 || b == 0x7F || b == UInt8(ascii: "\"") || b == UInt8(ascii: "<") || b == UInt8(ascii: ">") || b == UInt8(ascii: ",") || b == UInt8(ascii: ";") {
+            return "email address holds a character not allowed here (\(describe(b)))"
+        }
+        guard let at = address.firstIndex(of: UInt8(ascii: "@")), address.lastIndex(of: UInt8(ascii: "@")) == at else {
+            return "email address must contain exactly one '@'"
+        }
+        let local = address[..<at], domain = address[(at + 1)...]
+        guard (1...64).contains(local.count) else { return "email address needs a local part of 1 to 64 characters before '@'" }
+        let labels = domain.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.first != UInt8(ascii: "-") && $0.last != UInt8(ascii: "-") }) else {
+            return "email address needs a domain such as example.com after '@'"
+        }
+        return nil
+    }
+
+    /// Open-channel addresses are the channel's own user ids: 1 to 1024 bytes of valid UTF-8
+    /// without control characters.
+    public static func validateOpenAddress(_ address: UnsafeRawBufferPointer) -> String? {
+        guard (1...1024).contains(address.count) else { return "open-channel address must be 1 to 1024 bytes, got \(address.count)" }
+        for b in address where b < 0x20 || b == 0x7F {
+            return "open-channel address holds a control character (\(describe(b)))"
+        }
+        return nil
+    }
+
     @inline(__always) static func isHex(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)
     }

@@ -1,6 +1,12 @@
 /// A device type as the audience and the pipeline's `device_types` name it.
+///
+/// Open channels are written `open::<name>` (`open::slack`): the platform is `.open` and the
+/// name picks the channel's override and webhook (see `OpenChannelName`).
 public enum Platform: String, Sendable, CaseIterable, Hashable {
-    case ios, android, web, amazon
+    case ios, android, web, amazon, sms, email, open
+
+    /// The prefix of open-channel platform names.
+    public static let openPrefix = "open::"
 
     /// The provider a device of this platform goes through unless the record names one.
     public var defaultProvider: Provider {
@@ -9,6 +15,7 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
         case .android: .fcm
         case .web: .webpush
         case .amazon: .adm
+        case .sms, .email, .open: .webhook
         }
     }
 
@@ -19,28 +26,67 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
         case .android: [.fcm]
         case .web: [.webpush, .fcm]
         case .amazon: [.adm]
+        case .sms, .email, .open: [.webhook]
         }
     }
 
+    /// Whether devices of this platform carry an `address` (phone number, email, channel user)
+    /// rather than a push token.
+    public var usesAddress: Bool {
+        switch self {
+        case .sms, .email, .open: true
+        case .ios, .android, .web, .amazon: false
+        }
+    }
+
+    /// `ios`, `android`, ... or `open::<name>` with a valid channel name.
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
         // Compared as bytes: this runs for every device of the audience.
         if bytes.elementsEqual("ios".utf8) { self = .ios }
         else if bytes.elementsEqual("android".utf8) { self = .android }
         else if bytes.elementsEqual("web".utf8) { self = .web }
         else if bytes.elementsEqual("amazon".utf8) { self = .amazon }
-        else { return nil }
+        else if bytes.elementsEqual("sms".utf8) { self = .sms }
+        else if bytes.elementsEqual("email".utf8) { self = .email }
+        else if bytes.starts(with: Platform.openPrefix.utf8) {
+            guard OpenChannelName.isValid(bytes[Platform.openPrefix.utf8.count...]) else { return nil }
+            self = .open
+        } else { return nil }
+    }
+
+    /// Parses a `device_types` entry: a platform name or `open::<name>`.
+    public static func parse(deviceType text: String) -> (platform: Platform, openChannel: String?)? {
+        var copy = text
+        return copy.withUTF8 { utf8 in
+            let raw = UnsafeRawBufferPointer(utf8)
+            guard let platform = Platform(utf8: raw) else { return nil }
+            return (platform, platform == .open ? String(text.dropFirst(openPrefix.count)) : nil)
+        }
+    }
+}
+
+/// Open-channel names: what follows `open::`. Letters, digits, `_` and `-`, 1 to 64 of them,
+/// so the name is safe in file names, messages and JSON without escaping.
+public enum OpenChannelName {
+    public static func isValid(_ name: some Collection<UInt8>) -> Bool {
+        guard (1...64).contains(name.count) else { return false }
+        return name.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x2D
+        }
     }
 }
 
 /// A push provider: who receives the request.
 public enum Provider: String, Sendable, CaseIterable, Hashable, Comparable {
-    case apns, fcm, webpush, adm
+    /// `webhook`: SMS, MMS, email and open channels, POSTed to a URL configured per channel.
+    case apns, fcm, webpush, adm, webhook
 
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
         if bytes.elementsEqual("apns".utf8) { self = .apns }
         else if bytes.elementsEqual("fcm".utf8) { self = .fcm }
         else if bytes.elementsEqual("webpush".utf8) { self = .webpush }
         else if bytes.elementsEqual("adm".utf8) { self = .adm }
+        else if bytes.elementsEqual("webhook".utf8) { self = .webhook }
         else { return nil }
     }
 

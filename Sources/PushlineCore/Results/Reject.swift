@@ -20,7 +20,7 @@ public struct RejectReason: Error, Sendable, Equatable, CustomStringConvertible 
     public static func noDevices(_ detail: String) -> Self { .init("no_devices", detail) }
     public static func invalidDevice(_ detail: String) -> Self { .init("invalid_device", detail) }
     public static func unknownPlatform(_ name: String) -> Self {
-        .init("unknown_platform", "unknown platform '\(name)' (expected one of \(Platform.allCases.map(\.rawValue).joined(separator: ", ")))")
+        .init("unknown_platform", "unknown platform '\(name)' (expected one of \(Platform.allCases.filter { $0 != .open }.map(\.rawValue).joined(separator: ", ")) or open::<name>)")
     }
     public static func invalidToken(_ detail: String) -> Self { .init("invalid_token", detail) }
     public static func payloadTooLarge(provider: Provider, size: Int, limit: Int, what: String = "payload") -> Self {

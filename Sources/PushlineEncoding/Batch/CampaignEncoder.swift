@@ -12,12 +12,14 @@ public struct CampaignEncoder: Sendable {
     let apnsFraming: RequestFraming?
     let fcmIOSFraming: RequestFraming?
     let fcmAndroidFraming: RequestFraming?
+    let fcmWebFraming: RequestFraming?
 
     public init(campaign: Campaign) {
         self.campaign = campaign
         apnsFraming = campaign.apns.map(RequestFraming.apns)
         fcmIOSFraming = campaign.fcmIOS.map { RequestFraming.fcm($0, platform: .ios) }
         fcmAndroidFraming = campaign.fcmAndroid.map { RequestFraming.fcm($0, platform: .android) }
+        fcmWebFraming = campaign.fcmWeb.map { RequestFraming.fcm($0, platform: .web) }
     }
 
     /// Encodes every line of a batch buffer, plus lines the reader already found too long.
@@ -58,7 +60,7 @@ public struct CampaignEncoder: Sendable {
             case .rejected(let index, let platform, let reason):
                 rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, into: &batch)
             case .routed(let device):
-                guard campaign.deviceTypes.contains(device.platform) else {
+                guard campaign.deviceTypes.contains(device.platform), device.platform != .open || campaign.openChannel(of: device) != nil else {
                     batch.baseCounts.skipped[SkipReason.notTargeted(device.platform).code, default: 0] += 1
                     continue
                 }
@@ -91,6 +93,23 @@ public struct CampaignEncoder: Sendable {
             case (.android, .fcm):
                 guard let plan = campaign.fcmAndroid, let framing = fcmAndroidFraming else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
                 return try FCMEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+            case (.web, .fcm):
+                guard let plan = campaign.fcmWeb, let framing = fcmWebFraming else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+            case (.web, .webpush):
+                guard let plan = campaign.webPush else { throw EncodeFailure(.noRoute(device, nil)) }
+                return try WebPushEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+            case (.amazon, .adm):
+                guard let plan = campaign.adm else { throw EncodeFailure(.noRoute(device, nil)) }
+                return try ADMEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+            case (.sms, .webhook), (.email, .webhook), (.open, .webhook):
+                let plan = switch device.platform {
+                case .sms: campaign.sms
+                case .email: campaign.email
+                default: campaign.openChannel(of: device)
+                }
+                guard let plan else { throw EncodeFailure(.noRoute(device, "providers.\(device.platform.rawValue).url")) }
+                return try WebhookEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             default:
                 throw EncodeFailure(.noRoute(device, nil))
             }

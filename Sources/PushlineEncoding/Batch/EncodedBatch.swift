@@ -10,7 +10,7 @@ public struct EncodedBatch: Sendable {
     var baseCounts = RunCounts()
     /// Devices written per provider, by `Provider.ordinal`: an array add per device instead of a
     /// dictionary update.
-    var writtenTally = [0, 0, 0, 0]
+    var writtenTally = [Int](repeating: 0, count: Provider.allCases.count)
 
     /// What happened to every line and device of the batch.
     public var counts: RunCounts {
@@ -23,7 +23,7 @@ public struct EncodedBatch: Sendable {
         }
         set {
             baseCounts = newValue
-            writtenTally = [0, 0, 0, 0]
+            writtenTally = [Int](repeating: 0, count: Provider.allCases.count)
         }
     }
     /// Position of the batch in the input, for ordered sinks and progress.
@@ -50,6 +50,7 @@ extension Provider {
         case .fcm: 1
         case .webpush: 2
         case .adm: 3
+        case .webhook: 4
         }
     }
 }

@@ -31,6 +31,15 @@ public struct Campaign: Sendable {
     public var fcmAndroid: FCMPlan?
     /// iOS devices through FCM (APNs payload carried in `message.apns`).
     public var fcmIOS: FCMPlan?
+    /// Web devices through FCM (`message.webpush`).
+    public var fcmWeb: FCMPlan?
+    public var adm: ADMPlan?
+    public var webPush: WebPushPlan?
+    /// SMS devices: an SMS or, with an `mms` override, an MMS webhook.
+    public var sms: WebhookPlan?
+    public var email: WebhookPlan?
+    /// Open channels listed in `device_types` (or given an override), by name.
+    public var openChannels: [OpenChannelPlan] = []
 
     /// Warnings found while compiling (errors stop compilation).
     public var warnings: [ConfigDiagnostic]
@@ -41,9 +50,20 @@ extension Campaign {
     public func encodes(_ provider: Provider) -> Bool {
         switch provider {
         case .apns: apns != nil
-        case .fcm: fcmAndroid != nil || fcmIOS != nil
-        case .webpush, .adm: false
+        case .fcm: fcmAndroid != nil || fcmIOS != nil || fcmWeb != nil
+        case .webpush: webPush != nil
+        case .adm: adm != nil
+        case .webhook: sms != nil || email != nil || !openChannels.isEmpty
         }
+    }
+
+    /// The open channel a device's `platform` (`open::<name>`) names, when the campaign targets it.
+    public func openChannel(of device: RoutedDevice) -> WebhookPlan? {
+        guard let platform = device.object["platform"] else { return nil }
+        return platform.withUnescapedString { bytes -> WebhookPlan? in
+            let name = bytes[Platform.openPrefix.utf8.count...]
+            return openChannels.first { $0.name.utf8.elementsEqual(name) }?.plan
+        } ?? nil
     }
 }
 
@@ -71,66 +91,137 @@ extension Campaign {
         var context = CompileContext(dialect: dialect, templateOptions: options, validation: validation, now: now)
         context.log = log
 
-        var deviceTypes = Set(Platform.allCases)
-        if let listed = root["device_types"]?.sequenceElements {
-            deviceTypes = Set(listed.compactMap { $0.stringValue.flatMap(Platform.init(rawValue:)) })
-            if deviceTypes.isEmpty { context.log.error(ConfigPath("device_types"), "lists no device type", at: root["device_types"]) }
-        }
         let style = PayloadStyle(rawValue: root["style"]?.stringValue ?? "airship") ?? .airship
-        if style != .airship {
-            context.log.error(ConfigPath("style"), "style '\(style.rawValue)' is not available in this version; use airship", at: root["style"])
-        }
         let notification = root["notification"]!
         let path = ConfigPath("notification")
         let providers = root["providers"]
+        let targets = Targets(root: root, notification: notification, log: &context.log)
+        if style == .airship, let link = notification["link"] {
+            context.log.error(path / "link", StyleMessages.linkNeedsStyle, at: link)
+        }
+        if style != .custom, let custom = notification["custom"] {
+            context.log.error(path / "custom", "raw payloads are used only with style: custom", at: custom)
+        }
 
-        var apns: APNsPlan?
-        var fcmIOS: FCMPlan?
-        var fcmAndroid: FCMPlan?
+        var plans = Plans()
         let fcmProject = providers?["fcm"]?["project_id"]?.stringValue
 
-        if deviceTypes.contains(.ios), let ios = IOSMapping.map(notification: notification, path: path, context: &context) {
+        if targets.platforms.contains(.ios), let ios = IOSMapping.map(notification: notification, path: path, style: style, context: &context) {
             if let topic = providers?["apns"]?["topic"]?.stringValue {
                 let environment = APNsEnvironment(rawValue: providers?["apns"]?["environment"]?.stringValue ?? "production") ?? .production
-                apns = APNsPlan(
-                    payload: ios.payload, pushType: ios.pushType, priority: ios.priority, topic: topic,
+                plans.apns = APNsPlan(
+                    payload: ios.payload, pushType: ios.pushType, priority: ios.priority,
+                    topic: ios.isLiveActivity ? topic + ".push-type.liveactivity" : topic,
                     expiration: ios.expiration, collapseID: ios.collapseID, environment: environment,
                     payloadLimit: ProviderLimits.apnsPayload
                 )
-            } else if fcmProject == nil {
+            } else if fcmProject == nil || ios.isLiveActivity {
                 context.log.error(ConfigPath("providers.apns.topic"), "is required when device_types includes ios (the app's bundle id, sent as apns-topic)", at: providers ?? root)
             }
             if let fcmProject {
-                fcmIOS = FCMPlan(message: [PayloadMember("apns", FCMMapping.apnsBlock(ios), omitIfEmpty: false)], projectID: fcmProject, payloadLimit: ProviderLimits.fcmPayload)
+                if ios.isLiveActivity {
+                    context.log.warning(path / "ios" / "live_activity", "Live Activity pushes go through APNs only: iOS devices routed through FCM are rejected", at: notification["ios"])
+                } else {
+                    plans.fcmIOS = FCMPlan(message: [PayloadMember("apns", FCMMapping.apnsBlock(ios), omitIfEmpty: false)], projectID: fcmProject, payloadLimit: ProviderLimits.fcmPayload)
+                }
             }
         }
-        if deviceTypes.contains(.android) {
-            let message = AndroidMapping.map(notification: notification, path: path, context: &context)
+        if targets.platforms.contains(.android) {
+            let message = AndroidMapping.map(notification: notification, path: path, style: style, context: &context)
             if let fcmProject {
-                fcmAndroid = FCMPlan(message: message, projectID: fcmProject, payloadLimit: ProviderLimits.fcmPayload)
+                plans.fcmAndroid = FCMPlan(message: message, projectID: fcmProject, payloadLimit: ProviderLimits.fcmPayload)
             } else {
                 context.log.error(ConfigPath("providers.fcm.project_id"), "is required when device_types includes android (the Firebase project of the FCM v1 URL)", at: providers ?? root)
             }
         }
-        for platform in [Platform.web, .amazon] where deviceTypes.contains(platform) && root["device_types"] != nil {
-            context.log.error(ConfigPath("device_types"), "'\(platform.rawValue)' devices cannot be encoded by this version (APNs and FCM only)", at: root["device_types"])
+        if targets.platforms.contains(.amazon) {
+            plans.adm = AmazonMapping.map(notification: notification, path: path, style: style, context: &context)
         }
-        if root["device_types"] == nil { deviceTypes = [.ios, .android] }
+        if targets.platforms.contains(.web) {
+            let web = WebMapping.map(notification: notification, path: path, style: style, context: &context)
+            plans.webPush = WebPushPlan(notification: web.notification, ttl: String(web.ttl), urgency: web.urgency, topic: web.topic, plaintextLimit: ProviderLimits.webPushPlaintext)
+            if let fcmProject {
+                plans.fcmWeb = FCMPlan(message: [PayloadMember("webpush", FCMMapping.webpushBlock(web), omitIfEmpty: false)], projectID: fcmProject, payloadLimit: ProviderLimits.fcmPayload)
+            }
+        }
+        if targets.platforms.contains(.sms), let url = webhookURL(providers, "sms", root: root, log: &context.log) {
+            plans.sms = MessagingMapping.sms(notification: notification, path: path, url: url, context: &context)
+        }
+        if targets.platforms.contains(.email), let url = webhookURL(providers, "email", root: root, log: &context.log) {
+            plans.email = MessagingMapping.email(notification: notification, path: path, url: url, context: &context)
+        }
+        for name in targets.openChannels {
+            guard let url = webhookURL(providers, Platform.openPrefix + name, root: root, log: &context.log) else { continue }
+            if let plan = MessagingMapping.open(name: name, notification: notification, path: path, url: url, context: &context) {
+                plans.open.append(OpenChannelPlan(name: name, plan: plan))
+            }
+        }
 
         if context.log.hasErrors { throw CampaignCompileError(diagnostics: context.log.diagnostics) }
         return Campaign(
             name: root["name"]?.stringValue ?? "campaign",
             audience: root["audience"]?.stringValue,
             output: root["output"]?.stringValue,
-            dialect: dialect, strict: strict, style: style, deviceTypes: deviceTypes,
+            dialect: dialect, strict: strict, style: style, deviceTypes: targets.platforms,
             onOversize: OversizePolicy(rawValue: root["limits"]?["on_oversize"]?.stringValue ?? "reject") ?? .reject,
             maxLineBytes: root["limits"]?["max_line_bytes"]?.intValue ?? (1 << 20),
             maxFieldBytes: maxFieldBytes,
             gzipOutput: root["dry_run"]?["gzip"]?.boolValue ?? false,
             hasCredentials: providers?["apns"]?["key_file"] != nil || providers?["fcm"]?["service_account"] != nil,
-            apns: apns, fcmAndroid: fcmAndroid, fcmIOS: fcmIOS,
+            apns: plans.apns, fcmAndroid: plans.fcmAndroid, fcmIOS: plans.fcmIOS, fcmWeb: plans.fcmWeb,
+            adm: plans.adm, webPush: plans.webPush, sms: plans.sms, email: plans.email, openChannels: plans.open,
             warnings: context.log.warnings
         )
+    }
+}
+
+/// The plans compiled so far (one per route).
+struct Plans {
+    var apns: APNsPlan?
+    var fcmAndroid: FCMPlan?
+    var fcmIOS: FCMPlan?
+    var fcmWeb: FCMPlan?
+    var adm: ADMPlan?
+    var webPush: WebPushPlan?
+    var sms: WebhookPlan?
+    var email: WebhookPlan?
+    var open: [OpenChannelPlan] = []
+}
+
+/// Which devices the campaign addresses. With `device_types`, exactly those; without it, iOS and
+/// Android plus every channel the notification has an override for (web, amazon, sms or mms,
+/// email, open::<name>).
+struct Targets {
+    var platforms: Set<Platform> = []
+    var openChannels: [String] = []
+
+    init(root: ConfigNode, notification: ConfigNode, log: inout DiagnosticLog) {
+        if let listed = root["device_types"]?.sequenceElements {
+            for entry in listed {
+                guard let text = entry.stringValue, let (platform, open) = Platform.parse(deviceType: text) else { continue }
+                platforms.insert(platform)
+                if let open, !openChannels.contains(open) { openChannels.append(open) }
+            }
+            if platforms.isEmpty { log.error(ConfigPath("device_types"), "lists no device type", at: root["device_types"]) }
+            return
+        }
+        platforms = [.ios, .android]
+        for (key, platform) in [("web", Platform.web), ("amazon", .amazon), ("sms", .sms), ("mms", .sms), ("email", .email)] where notification[key] != nil {
+            platforms.insert(platform)
+        }
+        for (key, _) in notification.mappingEntries ?? [] where key.hasPrefix(Platform.openPrefix) {
+            platforms.insert(.open)
+            openChannels.append(String(key.dropFirst(Platform.openPrefix.count)))
+        }
+    }
+}
+
+extension Campaign {
+    /// `providers.<channel>.url`, required for each webhook channel the campaign addresses.
+    static func webhookURL(_ providers: ConfigNode?, _ channel: String, root: ConfigNode, log: inout DiagnosticLog) -> String? {
+        if let url = providers?[channel]?["url"]?.stringValue { return url }
+        log.error(ConfigPath("providers") / channel / "url", "is required when device_types includes \(channel) (the webhook its requests are POSTed to)", at: providers ?? root)
+        return nil
     }
 }
 
@@ -149,5 +240,21 @@ enum FCMMapping {
             PayloadMember("headers", .makeObject(headers)),
             PayloadMember("payload", ios.payload, omitIfEmpty: false),
         ])
+    }
+
+    /// `message.webpush` for web devices reached through FCM: the RFC 8030 headers as strings,
+    /// the notification (FCM passes it to the browser as-is) and the https link to open.
+    static func webpushBlock(_ web: WebMapping.Result) -> PayloadNode {
+        var headers: [PayloadMember] = [
+            PayloadMember("TTL", .string(String(web.ttl))),
+            PayloadMember("Urgency", .string(web.urgency)),
+        ]
+        if let topic = web.topic { headers.append(PayloadMember("Topic", .string(topic))) }
+        var members: [PayloadMember] = [
+            PayloadMember("headers", .makeObject(headers)),
+            PayloadMember("notification", web.notification),
+        ]
+        if let link = web.link { members.append(PayloadMember("fcm_options", .makeObject([PayloadMember("link", link)]))) }
+        return .makeObject(members)
     }
 }

@@ -103,6 +103,29 @@ public struct CompileContext: Sendable {
         }
     }
 
+    /// The first value present among an override and its fallbacks, compiled as text.
+    public mutating func firstText(_ candidates: [(ConfigNode?, ConfigPath)], role: TextRole = .other) -> PayloadNode? {
+        for (node, path) in candidates {
+            if let node { return text(node, path, role: role) }
+        }
+        return nil
+    }
+
+    /// A string read from the recipient's record at `recordPath` (e.g. Adobe's tracking ids),
+    /// rendered as text so numbers become strings; empty (and so omitted) when the record lacks it,
+    /// whatever the campaign's `strict` setting.
+    public mutating func recordText(_ recordPath: String, field: String) -> PayloadNode? {
+        var options = templateOptions
+        options.strict = false
+        do {
+            let template = try TemplateCompiler.compile("{{ \(recordPath) }}", dialect: dialect, options: options)
+            return .text(TemplatedValue(.template(template), field: field), role: .other)
+        } catch {
+            log.error(ConfigPath(field), "cannot read \(recordPath) from the record: \(error.description)")
+            return nil
+        }
+    }
+
     /// Seconds from now until an expiry given as seconds or as an ISO timestamp (never negative).
     public func expirySeconds(_ node: ConfigNode) -> Int? {
         if let seconds = node.intValue { return max(0, seconds) }

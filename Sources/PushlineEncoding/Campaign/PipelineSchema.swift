@@ -24,10 +24,39 @@ public enum PipelineSchema {
         SchemaProperty("rate", .string(.constant)),
     ])
 
+    public static let admProvider = ObjectSchema("providers.adm", [
+        SchemaProperty("client_id", .string(.constant)),
+        SchemaProperty("client_secret", .string(.constant)),
+        SchemaProperty("rate", .string(.constant)),
+    ])
+
+    public static let webPushProvider = ObjectSchema("providers.webpush", [
+        SchemaProperty("vapid_subject", .string(.constant)),
+        SchemaProperty("vapid_key_file", .string(.constant)),
+        SchemaProperty("rate", .string(.constant)),
+    ])
+
+    /// SMS (and MMS), email and open channels: where their requests are POSTed.
+    public static let webhookProvider = ObjectSchema("webhook", [
+        SchemaProperty("url", .string(.constant), required: true),
+        SchemaProperty("rate", .string(.constant)),
+    ], rules: [webhookURLRule])
+
+    static let webhookURLRule: SchemaRule = { node, path, log, _ in
+        guard let url = node["url"], let text = url.stringValue else { return }
+        if !text.hasPrefix("https://") || text.utf8.count <= 8 || text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x7F }) {
+            log.error(path / "url", "expected an absolute https:// URL without spaces or quotes, found '\(text)'", at: url)
+        }
+    }
+
     public static let providers = ObjectSchema("providers", [
         SchemaProperty("apns", .object(apnsProvider)),
         SchemaProperty("fcm", .object(fcmProvider)),
-    ])
+        SchemaProperty("adm", .object(admProvider)),
+        SchemaProperty("webpush", .object(webPushProvider)),
+        SchemaProperty("sms", .object(webhookProvider)),
+        SchemaProperty("email", .object(webhookProvider)),
+    ], prefixed: [SchemaProperty(Platform.openPrefix, .object(webhookProvider))])
 
     public static let dryRun = ObjectSchema("dry_run", [
         SchemaProperty("gzip", .boolean),
@@ -39,14 +68,31 @@ public enum PipelineSchema {
         SchemaProperty("personalization", .enumeration(["liquid", "handlebars"])),
         SchemaProperty("strict", .boolean),
         SchemaProperty("style", .enumeration(PayloadStyle.allCases.map(\.rawValue))),
-        SchemaProperty("device_types", .array(.enumeration(Platform.allCases.map(\.rawValue)))),
+        SchemaProperty("device_types", .array(.string(.constant))),
         SchemaProperty("snippets", .stringMap()),
         SchemaProperty("notification", .object(NotificationSchema.notification), required: true),
         SchemaProperty("limits", .object(limits)),
         SchemaProperty("providers", .object(providers)),
         SchemaProperty("output", .string(.constant)),
         SchemaProperty("dry_run", .object(dryRun)),
-    ])
+    ], rules: [deviceTypesRule])
+
+    /// `device_types` entries: platform names or `open::<name>`.
+    static let deviceTypesRule: SchemaRule = { node, path, log, _ in
+        let names = Platform.allCases.filter { $0 != .open }.map(\.rawValue)
+        for (i, entry) in (node["device_types"]?.sequenceElements ?? []).enumerated() {
+            guard let text = entry.stringValue else { continue }
+            if Platform.parse(deviceType: text) == nil {
+                var message = "expected one of \(names.joined(separator: ", ")) or open::<name>, found '\(text)'"
+                if text == "mms" {
+                    message += " (MMS goes to sms devices: list sms and give an mms override)"
+                } else if let guess = NameSuggestion.closest(to: text, in: names) {
+                    message += " (did you mean '\(guess)'?)"
+                }
+                log.error((path / "device_types").appending(index: i), message, at: entry)
+            }
+        }
+    }
 }
 
 /// How the payload is laid out for the app's SDK (reference/ has the vendors' documents).

@@ -28,8 +28,19 @@ public indirect enum PayloadNode: Sendable {
     case relativeBadge(Int)
     case object([PayloadMember])
     case array([PayloadNode])
+    /// A JSON value written as a JSON string (FCM and ADM data hold strings only; the Airship SDK
+    /// parses objects such as `com.urbanairship.style` back out of them).
+    case jsonText(PayloadNode)
 
     // MARK: Building
+
+    /// A JSON value carried as a string; a constant value folds to a constant string.
+    public static func jsonString(_ node: PayloadNode) -> PayloadNode {
+        guard case .constant(let bytes) = node else { return .jsonText(node) }
+        var writer = JSONWriter(reservingCapacity: bytes.count + 16)
+        writer.writeString(utf8: bytes)
+        return .constant(writer.bytes)
+    }
 
     public static func string(_ value: String) -> PayloadNode {
         var writer = JSONWriter(reservingCapacity: value.utf8.count + 2)
@@ -101,6 +112,7 @@ public indirect enum PayloadNode: Sendable {
         switch self {
         case .constant: false
         case .text, .typed, .recordValue, .relativeBadge: true
+        case .jsonText(let inner): inner.isPersonalized
         case .object(let members): members.contains { $0.value.isPersonalized }
         case .array(let elements): elements.contains { $0.isPersonalized }
         }
@@ -130,6 +142,13 @@ public indirect enum PayloadNode: Sendable {
             document.buffer.withUnsafeBytes { raw in
                 writer.writeRawValue(UnsafeRawBufferPointer(rebasing: raw[found.byteRange]))
             }
+            return true
+
+        case .jsonText(let inner):
+            // Rare (Airship SDK objects with personalized leaves): serialize aside, then quote.
+            var nested = JSONWriter(reservingCapacity: 256)
+            try inner.write(into: &nested, context: &context)
+            writer.writeString(utf8: nested.bytes)
             return true
 
         case .relativeBadge(let delta):

@@ -1,7 +1,8 @@
 import PushlineCore
 
 /// Maps the top-level notification and the `ios` override onto an APNs payload (`aps` plus
-/// custom keys) and its headers. docs/overrides.md has the table this code implements.
+/// custom keys) and its headers, in the campaign's payload style. docs/overrides.md has the
+/// table this code implements.
 enum IOSMapping {
     struct Result {
         var payload: PayloadNode
@@ -11,6 +12,8 @@ enum IOSMapping {
         var priority: Int
         var expiration: Int?
         var collapseID: TemplatedValue?
+        /// A Live Activity push: APNs only (topic suffix `.push-type.liveactivity`).
+        var isLiveActivity = false
     }
 
     /// Alert-object keys passed through to `aps.alert` under their APNs names.
@@ -19,33 +22,35 @@ enum IOSMapping {
         "loc-key", "loc-args", "action-loc-key", "summary-arg", "summary-arg-count",
     ]
 
-    static func map(notification: ConfigNode, path: ConfigPath, context: inout CompileContext) -> Result? {
+    static func map(notification: ConfigNode, path: ConfigPath, style: PayloadStyle, context: inout CompileContext) -> Result? {
         let iosPath = path / "ios"
         let ios = notification["ios"] ?? ConfigNode(.mapping([]))
+        if let live = ios["live_activity"] {
+            return IOSLiveActivity.map(live, ios: ios, path: iosPath, context: &context)
+        }
+        if style == .custom {
+            return CustomPayload.ios(notification: notification, path: path, context: &context)
+        }
         let alertNode = ios["alert"]
         let alertObject = alertNode?.mappingEntries != nil ? alertNode : nil
 
         // Alert text: the most specific value wins (alert object, then ios override, then top level).
         var alertMembers: [PayloadMember] = []
-        let titleNode: (ConfigNode, ConfigPath)? =
-            alertObject?["title"].map { ($0, iosPath / "alert" / "title") }
-            ?? ios["title"].map { ($0, iosPath / "title") }
-            ?? notification["title"].map { ($0, path / "title") }
-        let subtitleNode: (ConfigNode, ConfigPath)? =
-            alertObject?["subtitle"].map { ($0, iosPath / "alert" / "subtitle") }
-            ?? ios["subtitle"].map { ($0, iosPath / "subtitle") }
-        let bodyNode: (ConfigNode, ConfigPath)? =
-            alertObject?["body"].map { ($0, iosPath / "alert" / "body") }
-            ?? (alertObject == nil ? alertNode.map { ($0, iosPath / "alert") } : nil)
-            ?? notification["alert"].map { ($0, path / "alert") }
-
-        if let (node, p) = titleNode, let value = context.text(node, p, role: .title) {
+        if let value = context.firstText([
+            (alertObject?["title"], iosPath / "alert" / "title"), (ios["title"], iosPath / "title"), (notification["title"], path / "title"),
+        ], role: .title) {
             alertMembers.append(PayloadMember("title", value))
         }
-        if let (node, p) = subtitleNode, let value = context.text(node, p, role: .title) {
+        if let value = context.firstText([
+            (alertObject?["subtitle"], iosPath / "alert" / "subtitle"), (ios["subtitle"], iosPath / "subtitle"),
+        ], role: .title) {
             alertMembers.append(PayloadMember("subtitle", value))
         }
-        if let (node, p) = bodyNode, let value = context.text(node, p, role: .body) {
+        if let value = context.firstText([
+            (alertObject?["body"], iosPath / "alert" / "body"),
+            (alertObject == nil ? alertNode : nil, iosPath / "alert"),
+            (notification["alert"], path / "alert"),
+        ], role: .body) {
             alertMembers.append(PayloadMember("body", value))
         }
         if let alertObject {
@@ -80,39 +85,66 @@ enum IOSMapping {
         }
 
         if let sound = ios["sound"] {
-            let p = iosPath / "sound"
-            if sound.mappingEntries != nil {
-                var members: [PayloadMember] = []
-                if let critical = sound["critical"], critical.boolValue == true || critical.intValue == 1 {
-                    members.append(PayloadMember("critical", .integer(1)))
-                }
-                if let name = context.text(sound["name"], p / "name") { members.append(PayloadMember("name", name)) }
-                if let volume = context.number(sound["volume"], p / "volume", range: 0...1) {
-                    members.append(PayloadMember("volume", volume))
-                }
-                aps.append(PayloadMember("sound", .makeObject(members)))
-            } else if let value = context.text(sound, p) {
-                aps.append(PayloadMember("sound", value))
-            }
+            aps.append(PayloadMember("sound", soundNode(sound, iosPath / "sound", context: &context) ?? .string("")))
         }
 
-        let simple: [(String, String)] = [
-            ("thread_id", "thread-id"), ("category", "category"), ("target_content_id", "target-content-id"),
-            ("interruption_level", "interruption-level"), ("filter_criteria", "filter-criteria"),
+        // An interactive notification's type is its category (Airship: it takes precedence).
+        let category = ios["interactive"]?["type"].map { ($0, iosPath / "interactive" / "type") } ?? ios["category"].map { ($0, iosPath / "category") }
+        let simple: [(ConfigNode?, ConfigPath, String)] = [
+            (ios["thread_id"], iosPath / "thread_id", "thread-id"), (category?.0, category?.1 ?? iosPath, "category"),
+            (ios["target_content_id"], iosPath / "target_content_id", "target-content-id"),
+            (ios["interruption_level"], iosPath / "interruption_level", "interruption-level"),
+            (ios["filter_criteria"], iosPath / "filter_criteria", "filter-criteria"),
         ]
-        for (key, wire) in simple {
-            if let value = context.text(ios[key], iosPath / key) { aps.append(PayloadMember(wire, value)) }
+        for (node, p, wire) in simple {
+            if let value = context.text(node, p) { aps.append(PayloadMember(wire, value)) }
         }
         let contentAvailable = context.flag(ios["content_available"], iosPath / "content_available")
         if let contentAvailable { aps.append(PayloadMember("content-available", contentAvailable)) }
-        if let mutable = context.flag(ios["mutable_content"], iosPath / "mutable_content") {
-            aps.append(PayloadMember("mutable-content", mutable))
+
+        // Images need the notification service extension: media attachments, and every push of
+        // the Customer.io style (its SDK also reports "delivered" from there).
+        let link = context.firstText([(ios["link"], iosPath / "link"), (notification["link"], path / "link")])
+        let image = context.firstText([
+            (ios["image"], iosPath / "image"), (notification["image"], path / "image"),
+            (ios["media_attachment"]?["url"], iosPath / "media_attachment" / "url"),
+        ])
+        var mutable = context.flag(ios["mutable_content"], iosPath / "mutable_content")
+        if ios["media_attachment"] != nil || style == .customerio || (style != .customerio && image != nil) {
+            mutable = .integer(1)
         }
+        if let mutable { aps.append(PayloadMember("mutable-content", mutable)) }
         if let score = context.number(ios["relevance_score"], iosPath / "relevance_score", range: 0...1) {
             aps.append(PayloadMember("relevance-score", score))
         }
 
         var top: [PayloadMember] = [PayloadMember("aps", .makeObject(aps), omitIfEmpty: false)]
+        switch style {
+        case .airship, .custom:
+            if let media = ios["media_attachment"] {
+                top.append(PayloadMember("com.urbanairship.media_attachment", mediaAttachment(media, iosPath / "media_attachment", context: &context)))
+            } else if let image {
+                top.append(PayloadMember("com.urbanairship.media_attachment", .makeObject([PayloadMember("url", .makeArray([image]))])))
+            }
+            if let actions = ios["actions"] {
+                top += AirshipActions.members(actions, iosPath / "actions", context: &context)
+            }
+            if let buttons = ios["interactive"]?["button_actions"] {
+                top.append(PayloadMember("com.urbanairship.interactive_actions", context.json(buttons, iosPath / "interactive" / "button_actions")))
+            }
+            if let node = ios["link"] {
+                context.log.error(iosPath / "link", StyleMessages.linkNeedsStyle, at: node)
+            }
+        case .customerio:
+            var push: [PayloadMember] = []
+            if let link { push.append(PayloadMember("link", link)) }
+            if let image { push.append(PayloadMember("image", image)) }
+            if !push.isEmpty { top.append(PayloadMember("CIO", .makeObject([PayloadMember("push", .makeObject(push))]))) }
+        case .adobe:
+            if let link { top.append(PayloadMember("uri", link)) }
+            if let image { top.append(PayloadMember("media-attachment-url", image)) }
+            top += AdobeTracking.members(context: &context)
+        }
         for (key, value) in ios["extra"]?.mappingEntries ?? [] {
             top.append(PayloadMember(key, context.json(value, iosPath / "extra" / key), omitIfEmpty: false))
         }
@@ -131,13 +163,51 @@ enum IOSMapping {
             }
             priority = configured
         }
-        let expiration = ios["expiry"].flatMap { context.expiryTimestamp($0) }
-        let collapseID = ios["collapse_id"].flatMap { context.templated($0, iosPath / "collapse_id") }
-
         return Result(
             payload: .makeObject(top), userVisible: userVisible,
             pushType: isBackground ? "background" : "alert", priority: priority,
-            expiration: expiration, collapseID: collapseID
+            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0) },
+            collapseID: ios["collapse_id"].flatMap { context.templated($0, iosPath / "collapse_id") }
         )
+    }
+
+    /// A sound name, or the critical-alert dictionary `{critical: 1, name, volume}`.
+    static func soundNode(_ sound: ConfigNode, _ p: ConfigPath, context: inout CompileContext) -> PayloadNode? {
+        guard sound.mappingEntries != nil else { return context.text(sound, p) }
+        var members: [PayloadMember] = []
+        if let critical = sound["critical"], critical.boolValue == true || critical.intValue == 1 {
+            members.append(PayloadMember("critical", .integer(1)))
+        }
+        if let name = context.text(sound["name"], p / "name") { members.append(PayloadMember("name", name)) }
+        if let volume = context.number(sound["volume"], p / "volume", range: 0...1) {
+            members.append(PayloadMember("volume", volume))
+        }
+        return .makeObject(members)
+    }
+
+    /// Airship's media attachment extension reads `url` as a list of URLs.
+    static func mediaAttachment(_ media: ConfigNode, _ p: ConfigPath, context: inout CompileContext) -> PayloadNode {
+        var members: [PayloadMember] = []
+        if let url = context.text(media["url"], p / "url") { members.append(PayloadMember("url", .makeArray([url]))) }
+        for key in ["content", "options"] {
+            if let value = media[key] { members.append(PayloadMember(key, context.json(value, p / key))) }
+        }
+        return .makeObject(members)
+    }
+}
+
+enum StyleMessages {
+    static let linkNeedsStyle = "is read by the customerio and adobe styles; with airship use actions: { open: { type: deep_link, content: … } }"
+}
+
+/// Adobe Campaign's tracking ids: `_mId` (broadlog id) and `_dId` (delivery id), read from the
+/// record's `tracking` object and omitted when the record has none.
+enum AdobeTracking {
+    static let recordPaths = [("_mId", "tracking.broadlog_id"), ("_dId", "tracking.delivery_id")]
+
+    static func members(context: inout CompileContext) -> [PayloadMember] {
+        recordPaths.compactMap { key, recordPath in
+            context.recordText(recordPath, field: "style.adobe.\(key)").map { PayloadMember(key, $0) }
+        }
     }
 }

@@ -29,7 +29,7 @@ enum APNsEncoder {
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
             try plan.payload.write(into: &w, context: &context)
         }
-        RequestLine.finish(into: &w)
+        RequestLine.finish(into: &w, truncated: truncated)
         return truncated
     }
 }

@@ -31,7 +31,7 @@ enum FCMEncoder {
             w.endObject()
         }
         w.endObject()
-        RequestLine.finish(into: &w)
+        RequestLine.finish(into: &w, truncated: truncated)
         return truncated
     }
 }

@@ -18,23 +18,29 @@ enum PayloadFitting {
         guard policy == .truncate else {
             throw EncodeFailure(.payloadTooLarge(provider: provider, size: measured, limit: limit))
         }
-        var budget = TruncationBudget(body: context.renderedText[TextRole.body.index], title: context.renderedText[TextRole.title.index])
-        // Each round removes at least the excess from the body (then the title): escaped bytes
-        // are never fewer than raw ones, so a few rounds settle; the ellipsis costs 3 bytes.
-        for _ in 0..<6 {
-            let excess = measured - limit + 3
-            if let body = budget.body, body > 0 {
-                budget.body = max(0, body - excess)
-            } else if let title = budget.title, title > 0 {
-                budget.title = max(0, title - excess)
-            } else {
-                break
-            }
+        let rendered = context.renderedText
+        // Escaping makes written bytes grow unevenly with the text (a quote costs 2, a control
+        // character 6), so the budget is found by bisection on the encoded size: the longest
+        // body that fits, then, if even an empty body does not, the longest title.
+        func encode(_ budget: TruncationBudget, _ w: inout JSONWriter, _ context: inout EncodeContext) throws(EncodeFailure) -> Int {
             w.truncate(to: start, needsComma: false)
             context.truncation = budget
             defer { context.truncation = nil }
             try write(&w, &context)
-            measured = size(w.count - start)
+            return size(w.count - start)
+        }
+        var budget = TruncationBudget(body: rendered[TextRole.body.index], title: rendered[TextRole.title.index])
+        for role in [TextRole.body, .title] {
+            let full = role == .body ? budget.body : budget.title
+            guard let full, full > 0 else { continue }
+            var low = 0, high = full
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if role == .body { budget.body = mid } else { budget.title = mid }
+                if try encode(budget, &w, &context) <= limit { low = mid } else { high = mid - 1 }
+            }
+            if role == .body { budget.body = low } else { budget.title = low }
+            measured = try encode(budget, &w, &context)
             if measured <= limit { return true }
         }
         throw EncodeFailure(.payloadTooLarge(provider: provider, size: measured, limit: limit, what: "payload (even with its text truncated)"))

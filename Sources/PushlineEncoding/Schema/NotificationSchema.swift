@@ -2,94 +2,74 @@ import PushlineCore
 
 /// The notification section of a pipeline file: a top-level alert and title plus platform
 /// overrides selected by device type (Airship's model; docs/overrides.md maps every property to
-/// the wire).
+/// the wire). Each platform's schema lives in its own file beside this one.
 public enum NotificationSchema {
     public static let notification = ObjectSchema("notification", [
         SchemaProperty("alert", .string()),
         SchemaProperty("title", .string()),
+        // Vendor styles (customerio, adobe) read a deep link and an image; see docs/overrides.md.
+        SchemaProperty("link", .string()),
+        SchemaProperty("image", .string(.url)),
+        SchemaProperty("custom", .object(customPayloads)),
         SchemaProperty("ios", .object(ios)),
         SchemaProperty("android", .object(android)),
-    ])
+        SchemaProperty("amazon", .object(amazon)),
+        SchemaProperty("web", .object(web)),
+        SchemaProperty("sms", .object(sms)),
+        SchemaProperty("mms", .object(mms)),
+        SchemaProperty("email", .object(email)),
+    ], prefixed: [
+        SchemaProperty(Platform.openPrefix, .object(openChannel)),
+    ], rules: [smsOrMMSRule, openChannelNameRule])
 
-    // MARK: iOS
-
-    static let alertObject = ObjectSchema("ios.alert", [
-        SchemaProperty("title", .string()),
-        SchemaProperty("subtitle", .string()),
-        SchemaProperty("body", .string()),
-        SchemaProperty("launch-image", .string()),
-        SchemaProperty("title-loc-key", .string()),
-        SchemaProperty("title-loc-args", .array(.string())),
-        SchemaProperty("subtitle-loc-key", .string()),
-        SchemaProperty("subtitle-loc-args", .array(.string())),
-        SchemaProperty("loc-key", .string()),
-        SchemaProperty("loc-args", .array(.string())),
-        SchemaProperty("action-loc-key", .string()),
-        SchemaProperty("summary-arg", .string()),
-        SchemaProperty("summary-arg-count", .integer(0...Int(Int32.max))),
-    ])
-
-    static let criticalSound = ObjectSchema("ios.sound", [
-        SchemaProperty("name", .string()),
-        SchemaProperty("critical", .oneOf([.boolean, .integerChoice([0, 1])])),
-        SchemaProperty("volume", .number(0...1)),
-    ])
-
-    public static let apnsExtraKeys = KeyRule(exact: ["aps"], reason: "it would replace the generated APNs 'aps' dictionary")
-
-    public static let ios = ObjectSchema("ios", [
-        SchemaProperty("alert", .oneOf([.string(), .object(alertObject)])),
-        SchemaProperty("title", .string()),
-        SchemaProperty("subtitle", .string()),
-        SchemaProperty("sound", .oneOf([.string(), .object(criticalSound)])),
-        SchemaProperty("badge", .oneOf([.string(), .integer(0...99_999)])),
-        SchemaProperty("thread_id", .string()),
-        SchemaProperty("category", .string()),
-        SchemaProperty("content_available", .boolean),
-        SchemaProperty("mutable_content", .oneOf([.boolean, .integerChoice([0, 1])])),
-        SchemaProperty("interruption_level", .enumeration(["passive", "active", "time-sensitive", "critical"])),
-        SchemaProperty("relevance_score", .number(0...1)),
-        SchemaProperty("target_content_id", .string()),
-        SchemaProperty("filter_criteria", .string()),
-        SchemaProperty("collapse_id", .string(.maxBytes(ProviderLimits.apnsCollapseID))),
-        SchemaProperty("priority", .integerChoice([1, 5, 10])),
-        SchemaProperty("expiry", .expiry),
-        SchemaProperty("extra", .jsonMap(disallowed: apnsExtraKeys)),
-    ], rules: [iosBadgeRule])
-
-    /// `badge` is an integer, a template rendering one, `auto`, or a relative `+N` / `-N`.
-    static let iosBadgeRule: @Sendable (ConfigNode, ConfigPath, inout DiagnosticLog, ValidationOptions) -> Void = { node, path, log, _ in
-        guard let badge = node["badge"], let text = badge.stringValue, !isTemplated(text) else { return }
-        if BadgeSpec.parse(text) == nil {
-            log.error(path / "badge", "expected an integer, \"auto\", \"+N\" or \"-N\", found '\(text)'", at: badge)
+    /// Airship: "a single push can only include either an SMS or MMS payload".
+    static let smsOrMMSRule: SchemaRule = { node, path, log, _ in
+        if node["sms"] != nil, let mms = node["mms"] {
+            log.error(path / "mms", "cannot be combined with an sms override: a push carries either an SMS or an MMS payload", at: mms)
         }
     }
 
-    // MARK: Android
+    static let openChannelNameRule: SchemaRule = { node, path, log, _ in
+        for (key, value) in node.mappingEntries ?? [] where key.hasPrefix(Platform.openPrefix) {
+            if !OpenChannelName.isValid(Array(key.utf8.dropFirst(Platform.openPrefix.utf8.count))) {
+                log.error(path / key, "open channel names are 1 to 64 letters, digits, '_' or '-' after 'open::'", at: value)
+            }
+        }
+    }
 
-    public static let fcmDataKeys = KeyRule(
-        exact: ["from", "message_type", "data", "notification"],
-        prefixes: ["google", "gcm"],
-        reason: "FCM reserves it"
-    )
+    // MARK: Shared parts
 
-    public static let android = ObjectSchema("android", [
-        SchemaProperty("alert", .string()),
-        SchemaProperty("title", .string()),
-        SchemaProperty("summary", .string()),
-        SchemaProperty("icon", .string()),
-        SchemaProperty("icon_color", .string(.color)),
-        SchemaProperty("notification_channel", .string()),
-        SchemaProperty("notification_tag", .string()),
-        SchemaProperty("collapse_key", .string()),
-        SchemaProperty("category", .enumeration(["alarm", "call", "email", "err", "event", "msg", "promo", "recommendation", "service", "social", "status", "sys", "transport"])),
-        SchemaProperty("delivery_priority", .enumeration(["high", "normal"])),
-        SchemaProperty("priority", .integerChoice([-2, -1, 0, 1, 2])),
-        SchemaProperty("visibility", .integerChoice([-1, 0, 1])),
-        SchemaProperty("local_only", .boolean),
-        SchemaProperty("time_to_live", .expiry),
-        SchemaProperty("sound", .string()),
-        SchemaProperty("extra", .stringMap(disallowed: fcmDataKeys)),
+    /// Airship's Actions object, carried to the app SDK (see docs/overrides.md).
+    static let openAction = ObjectSchema("actions.open", [
+        SchemaProperty("type", .enumeration(["url", "deep_link", "landing_page", "home"]), required: true),
+        SchemaProperty("content", .string()),
+        SchemaProperty("fallback_url", .string(.url)),
+    ])
+
+    static let actions = ObjectSchema("actions", [
+        SchemaProperty("add_tag", .oneOf([.string(), .array(.string())])),
+        SchemaProperty("remove_tag", .oneOf([.string(), .array(.string())])),
+        SchemaProperty("open", .object(openAction)),
+        SchemaProperty("share", .string()),
+        SchemaProperty("app_defined", .jsonMap()),
+    ])
+
+    /// Airship's interactive notification object: a category type and the actions of its buttons.
+    static let interactive = ObjectSchema("interactive", [
+        SchemaProperty("type", .string(.constant), required: true),
+        SchemaProperty("button_actions", .jsonMap()),
+    ])
+
+    static func interactiveRefused(on platform: String) -> String {
+        "interactive notifications are not supported on \(platform) (Airship answers such a push with HTTP 400); supported on ios, android, amazon and open channels"
+    }
+
+    /// Raw provider payloads for `style: custom` (Customer.io's custom payload editor).
+    public static let customPayloads = ObjectSchema("notification.custom", [
+        SchemaProperty("ios", .jsonMap()),
+        SchemaProperty("android", .jsonMap()),
+        SchemaProperty("web", .jsonMap()),
+        SchemaProperty("amazon", .jsonMap()),
     ])
 }
 

@@ -76,23 +76,34 @@ public struct SchemaProperty: Sendable {
 public struct ObjectSchema: Sendable {
     public var name: String
     public var properties: [SchemaProperty]
+    /// Properties matched by name prefix (`open::<name>`): the property's `name` is the prefix.
+    public var prefixed: [SchemaProperty]
+    /// Keys that exist elsewhere but are refused here, with the reason (e.g. `interactive` on web).
+    public var refused: [String: String]
     /// Cross-property rules (e.g. `style.type: big_picture` needs `big_picture`).
-    public var rules: [@Sendable (ConfigNode, ConfigPath, inout DiagnosticLog, ValidationOptions) -> Void]
+    public var rules: [SchemaRule]
 
     public init(
         _ name: String,
         _ properties: [SchemaProperty],
-        rules: [@Sendable (ConfigNode, ConfigPath, inout DiagnosticLog, ValidationOptions) -> Void] = []
+        prefixed: [SchemaProperty] = [],
+        refused: [String: String] = [:],
+        rules: [SchemaRule] = []
     ) {
         self.name = name
         self.properties = properties
+        self.prefixed = prefixed
+        self.refused = refused
         self.rules = rules
     }
 
     public func property(_ name: String) -> SchemaProperty? {
-        properties.first { $0.name == name }
+        properties.first { $0.name == name } ?? prefixed.first { name.hasPrefix($0.name) }
     }
 }
+
+/// A rule over a whole object: the node, its path, where to report, the validation options.
+public typealias SchemaRule = @Sendable (ConfigNode, ConfigPath, inout DiagnosticLog, ValidationOptions) -> Void
 
 public struct ValidationOptions: Sendable {
     /// Non-https image and link URLs are errors instead of warnings.
@@ -220,6 +231,10 @@ public enum SchemaValidator {
         for (key, value) in entries {
             if !seen.insert(key).inserted {
                 log.error(path / key, "is given twice", at: value)
+            }
+            if let reason = schema.refused[key] {
+                log.error(path / key, reason, at: value)
+                continue
             }
             guard let property = schema.property(key) else {
                 var message = "unknown key '\(key)' in \(schema.name)"

@@ -12,6 +12,9 @@ public struct LinePreview: Sendable {
     public var counts: RunCounts
     /// The line's own text.
     public var line: String
+    /// The campaign's warnings, then a note per device whose request differs from the plain
+    /// rendering (text truncated to fit).
+    public var warnings: [String] = []
 
     public struct NotFound: Error, Sendable, CustomStringConvertible {
         public var line: Int
@@ -29,7 +32,9 @@ public struct LinePreview: Sendable {
             var encoded = EncodedBatch(sequence: 0)
             if let line = batch.lines.first(where: { $0.lineNumber == number }) {
                 encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: number, range: line.range), into: &encoded)
-                return LinePreview(encoded, line: String(decoding: batch.buffer[line.range], as: UTF8.self))
+                var preview = LinePreview(encoded, line: String(decoding: batch.buffer[line.range], as: UTF8.self))
+                preview.warnings = pipeline.campaign.warnings.map(\.description) + deviceNotes(preview.requests)
+                return preview
             }
             if let oversize = batch.oversizeLines.first(where: { $0.lineNumber == number }) {
                 encoder.encode(buffer: [], lines: [], oversizeLines: [(number, oversize.byteLength)], into: &encoded)
@@ -45,6 +50,16 @@ public struct LinePreview: Sendable {
         rejects = Self.splitLines(encoded.rejects.bytes)
         counts = encoded.counts
         self.line = line
+    }
+
+    /// "device 2 (ios): text truncated to fit the provider's size limit" for each such request.
+    static func deviceNotes(_ requests: [String]) -> [String] {
+        requests.compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["truncated"] as? Bool == true
+            else { return nil }
+            return "device \(object["device"] as? Int ?? -1) (\(object["platform"] as? String ?? "?")): text truncated to fit the provider's size limit"
+        }
     }
 
     static func splitLines(_ bytes: [UInt8]) -> [String] {

@@ -38,6 +38,9 @@ struct RenderCommand: ParsableCommand {
         for request in preview.requests {
             print(compact ? request : LinePreview.pretty(request))
         }
+        for warning in preview.warnings {
+            printError("warning: \(warning)")
+        }
         for reject in preview.rejects {
             printError("reject: \(reject)")
         }

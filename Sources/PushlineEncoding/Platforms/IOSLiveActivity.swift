@@ -1,0 +1,42 @@
+import PushlineCore
+
+/// `ios.live_activity`: an APNs Live Activity push (`apns-push-type: liveactivity`, topic
+/// `<bundle id>.push-type.liveactivity`). Airship: "Fields outside of the live_activity object
+/// will be ignored", so only the expiry and collapse id headers are read from the override.
+enum IOSLiveActivity {
+    static let headerKeys: Set<String> = ["live_activity", "expiry", "collapse_id"]
+
+    static func map(_ live: ConfigNode, ios: ConfigNode, path: ConfigPath, context: inout CompileContext) -> IOSMapping.Result {
+        let p = path / "live_activity"
+        let ignored = (ios.mappingEntries ?? []).map(\.key).filter { !headerKeys.contains($0) }
+        if !ignored.isEmpty {
+            context.log.warning(path, "ignored with live_activity (a Live Activity push carries only its own fields): \(ignored.joined(separator: ", "))", at: ios)
+        }
+        var aps: [PayloadMember] = []
+        // APNs orders updates by timestamp; without one, the run's clock (the same for every device).
+        aps.append(PayloadMember("timestamp", .integer(live["timestamp"]?.intValue ?? context.now)))
+        if let event = live["event"]?.stringValue { aps.append(PayloadMember("event", .string(event))) }
+        if let state = live["content_state"] { aps.append(PayloadMember("content-state", context.json(state, p / "content_state"), omitIfEmpty: false)) }
+        for (key, wire) in [("stale_date", "stale-date"), ("dismissal_date", "dismissal-date")] {
+            if let value = live[key]?.intValue { aps.append(PayloadMember(wire, .integer(value))) }
+        }
+        if let type = context.text(live["attributes_type"], p / "attributes_type") { aps.append(PayloadMember("attributes-type", type)) }
+        if let attributes = live["attributes"] { aps.append(PayloadMember("attributes", context.json(attributes, p / "attributes"), omitIfEmpty: false)) }
+        if let score = context.number(live["relevance_score"], p / "relevance_score") { aps.append(PayloadMember("relevance-score", score)) }
+        if let alert = live["alert"] {
+            var members: [PayloadMember] = []
+            for (key, role) in [("title", TextRole.title), ("body", .body), ("sound", .other)] {
+                if let value = context.text(alert[key], p / "alert" / key, role: role) { members.append(PayloadMember(key, value)) }
+            }
+            aps.append(PayloadMember("alert", .makeObject(members)))
+        }
+        return IOSMapping.Result(
+            payload: .makeObject([PayloadMember("aps", .makeObject(aps), omitIfEmpty: false)]),
+            userVisible: live["alert"] != nil, pushType: "liveactivity",
+            priority: live["priority"]?.intValue ?? 10,
+            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0) },
+            collapseID: ios["collapse_id"].flatMap { context.templated($0, path / "collapse_id") },
+            isLiveActivity: true
+        )
+    }
+}

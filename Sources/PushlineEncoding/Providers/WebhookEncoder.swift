@@ -1,0 +1,99 @@
+import PushlineCore
+
+/// Encodes one webhook request for an SMS, email or open-channel device:
+/// `POST <providers.<channel>.url>` with `{"channel": …, "to": <address>, …}`.
+enum WebhookEncoder {
+    static func encode(
+        _ plan: WebhookPlan, device: RoutedDevice, record: AudienceRecord, line: Int,
+        policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
+    ) throws(EncodeFailure) -> Bool {
+        RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
+        w.writeKey("url")
+        w.writeString(plan.url)
+        w.writeKey("headers")
+        w.beginObject()
+        w.writeKey("content-type")
+        w.writeString("application/json")
+        w.endObject()
+
+        w.writeKey("body")
+        w.beginObject()
+        w.writeKey("channel")
+        w.writeString(plan.channel)
+        w.writeKey("to")
+        RequestLine.writeRaw(device.address, into: &w)
+        var truncated = false
+        for field in plan.fields {
+            switch field {
+            case .member(let member):
+                let keyMark = w.count
+                let hadComma = w.separatorPending
+                w.writeKey(member.key)
+                if try !member.value.write(into: &w, context: &context, omitIfEmpty: member.omitIfEmpty) {
+                    w.truncate(to: keyMark, needsComma: hadComma)
+                }
+            case .limitedText(let key, let value, let limit, _):
+                try value.renderRaw(record: context.record, into: &context.scratch)
+                var text = context.scratch.bytes
+                let size = limit.measure(text)
+                if size > limit.maximum {
+                    guard policy == .truncate else {
+                        throw EncodeFailure(RejectReason("text_too_long", "\(value.field): rendered \(size) \(limit.unit), at most \(limit.maximum) allowed for \(plan.channel)"))
+                    }
+                    text = limit.truncate(text)
+                    truncated = true
+                }
+                w.writeKey(key)
+                w.writeString(utf8: text)
+            }
+        }
+        w.endObject()
+        RequestLine.finish(into: &w, truncated: truncated)
+        return truncated
+    }
+}
+
+extension TextLimit {
+    var maximum: Int {
+        switch self {
+        case .characters(let n), .bytes(let n): n
+        }
+    }
+
+    var unit: String {
+        switch self {
+        case .characters: "characters"
+        case .bytes: "bytes"
+        }
+    }
+
+    /// Characters are Unicode scalars: every UTF-8 byte that is not a continuation byte.
+    func measure(_ text: [UInt8]) -> Int {
+        switch self {
+        case .characters: text.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        case .bytes: text.count
+        }
+    }
+
+    /// Shortens at a grapheme boundary with "…" so the result fits.
+    func truncate(_ text: [UInt8]) -> [UInt8] {
+        switch self {
+        case .bytes(let n):
+            return TextTruncation.truncate(text, toBytes: n)
+        case .characters(let n):
+            let string = String(decoding: text, as: UTF8.self)
+            var kept = 0
+            var end = string.startIndex
+            for character in string {
+                let size = character.unicodeScalars.count
+                if kept + size + 1 > n { break }   // one scalar for "…"
+                kept += size
+                end = string.index(after: end)
+            }
+            var result = Array(string[..<end].utf8)
+            while result.last == 0x20 { result.removeLast() }
+            result.append(contentsOf: TextTruncation.ellipsis.utf8)
+            return result
+        }
+    }
+}
