@@ -233,18 +233,47 @@ public struct JSONValue: Sendable {
     }
 
     /// Follows a path (`customer.tags[0]`, `event["title"]`) from this value.
+    ///
+    /// Walks tape indices inside one buffer access and builds a `JSONValue` only for the result:
+    /// templates call this for every lookup, so intermediate cursors (and their retains) add up.
     public func value(at path: JSONPath) -> JSONValue? {
-        var current = self
-        for component in path.components {
-            let next: JSONValue?
-            switch component {
-            case .key(let name): next = name.withUnsafeBytes { current.member(utf8: $0) }
-            case .index(let position): next = current[position]
+        let base = document.range.lowerBound
+        let found: Int? = document.tape.withUnsafeBufferPointer { tape in
+            document.buffer.withUnsafeBytes { all in
+                var current = index
+                for component in path.components {
+                    let first = all[base &+ Int(tape[current].start)]
+                    switch component {
+                    case .key(let name):
+                        guard first == UInt8(ascii: "{") else { return nil }
+                        var hit: Int? = nil
+                        var k = current &+ 1
+                        let end = Int(tape[current].next)
+                        name.withUnsafeBytes { key in
+                            while k < end {
+                                let entry = tape[k]
+                                let content = UnsafeRawBufferPointer(
+                                    rebasing: all[(base &+ Int(entry.start) &+ 1)..<(base &+ Int(entry.end) &- 1)])
+                                if Self.contentEquals(content, escaped: entry.aux != 0, key) { hit = k &+ 1 }
+                                k = Int(tape[k &+ 1].next)
+                            }
+                        }
+                        guard let hit else { return nil }
+                        current = hit
+                    case .index(let position):
+                        guard first == UInt8(ascii: "[") else { return nil }
+                        let n = Int(tape[current].aux)
+                        let target = position < 0 ? n &+ position : position
+                        guard target >= 0 && target < n else { return nil }
+                        var k = current &+ 1
+                        for _ in 0..<target { k = Int(tape[k].next) }
+                        current = k
+                    }
+                }
+                return current
             }
-            guard let next else { return nil }
-            current = next
         }
-        return current
+        return found.map { JSONValue(document: document, index: $0) }
     }
 }
 

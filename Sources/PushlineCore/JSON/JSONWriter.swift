@@ -130,11 +130,13 @@ public struct JSONWriter: Sendable {
     /// Writes a string value whose content is rendered in place (escaped as it is written).
     ///
     /// The buffer is moved into a `RenderOutput` and back, so nothing is copied. If `body` throws,
-    /// the output is left as it was before the call.
+    /// the output is left as it was before the call. Returns where the escaped content landed in
+    /// `bytes` (between the quotes), so a caller can reuse it.
+    @discardableResult
     public mutating func writeString<E: Error>(
         renderingWithLimit limit: Int,
         _ body: (inout RenderOutput) throws(E) -> Void
-    ) throws(E) {
+    ) throws(E) -> Range<Int> {
         let mark = bytes.count
         let hadComma = needsComma
         separator()
@@ -147,7 +149,19 @@ public struct JSONWriter: Sendable {
             truncate(to: mark, needsComma: hadComma)
             throw error
         }
+        let written = output.escapedCount
         bytes = output.takeStorage()
+        let content = (bytes.count - written)..<bytes.count
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+        return content
+    }
+
+    /// Writes a string whose content is already escaped JSON (a copy of an earlier render).
+    public mutating func writeString(escapedContent store: [UInt8], range: Range<Int>) {
+        separator()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: store[range])
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
     }

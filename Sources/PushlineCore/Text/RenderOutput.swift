@@ -23,12 +23,15 @@ public struct RenderOutput: Sendable {
     /// Bytes of text written so far (before escaping).
     public private(set) var textCount: Int = 0
     internal var storage: [UInt8]
+    /// Bytes the storage already held when it was adopted (not part of this render).
+    internal let adoptedCount: Int
 
     public init(mode: Mode, limit: Int = 8192, reservingCapacity capacity: Int = 256) {
         self.mode = mode
         self.limit = limit
         self.storage = []
         self.storage.reserveCapacity(capacity)
+        self.adoptedCount = 0
     }
 
     /// Wraps an existing buffer (moved in, not copied); `JSONWriter` uses this to render in place.
@@ -36,7 +39,11 @@ public struct RenderOutput: Sendable {
         self.mode = mode
         self.limit = limit
         self.storage = storage
+        self.adoptedCount = self.storage.count
     }
+
+    /// Bytes this render appended (after escaping, in `.jsonStringContent` mode).
+    internal var escapedCount: Int { storage.count - adoptedCount }
 
     internal mutating func takeStorage() -> [UInt8] {
         var out: [UInt8] = []

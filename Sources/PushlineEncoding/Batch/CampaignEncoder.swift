@@ -31,12 +31,28 @@ public struct CampaignEncoder: Sendable {
             batch.baseCounts.lines += 1
             rejectLine(number, id: nil, .lineTooLong(length, limit: campaign.maxLineBytes), into: &batch)
         }
+        var context = makeContext()
         for line in lines {
-            encodeLine(buffer: buffer, line: line, into: &batch)
+            encodeLine(buffer: buffer, line: line, into: &batch, context: &context)
         }
     }
 
+    /// Per-worker state for `encodeLine`: create one per worker and reuse it for every line, so
+    /// its scratch buffers and render cache keep their capacity.
+    public func makeContext() -> EncodeContext {
+        EncodeContext(record: Self.emptyRecord, fieldLimit: campaign.maxFieldBytes, templateSlots: campaign.templateSlots)
+    }
+
+    private static let emptyRecord: JSONValue = {
+        do { return try JSONDocument(bytes: Array("{}".utf8)).root } catch { preconditionFailure("\(error)") }
+    }()
+
     public func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch) {
+        var context = makeContext()
+        encodeLine(buffer: buffer, line: line, into: &batch, context: &context)
+    }
+
+    public func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch, context: inout EncodeContext) {
         batch.baseCounts.lines += 1
         if batch.firstLine == 0 || line.number < batch.firstLine { batch.firstLine = line.number }
         batch.lastLine = max(batch.lastLine, line.number)
@@ -49,11 +65,11 @@ public struct CampaignEncoder: Sendable {
         let record: AudienceRecord
         switch AudienceRouter.route(document.root) {
         case .failure(let reason):
-            return rejectLine(line.number, id: document.root["id"], reason, into: &batch)
+            return rejectLine(line.number, id: document.root.member("id"), reason, into: &batch)
         case .success(let routed):
             record = routed
         }
-        var context = EncodeContext(record: record.root, fieldLimit: campaign.maxFieldBytes)
+        context.begin(record: record.root)
         for route in record.routes {
             batch.baseCounts.devices += 1
             switch route {

@@ -43,6 +43,9 @@ public struct Campaign: Sendable {
 
     /// Warnings found while compiling (errors stop compilation).
     public var warnings: [ConfigDiagnostic]
+    /// Distinct personalized templates (identical sources share one), each rendered at most
+    /// once per recipient however many devices and fields use it.
+    public var templateSlots = 0
 }
 
 extension Campaign {
@@ -170,7 +173,8 @@ extension Campaign {
             hasCredentials: providers?["apns"]?["key_file"] != nil || providers?["fcm"]?["service_account"] != nil,
             apns: plans.apns, fcmAndroid: plans.fcmAndroid, fcmIOS: plans.fcmIOS, fcmWeb: plans.fcmWeb,
             adm: plans.adm, webPush: plans.webPush, sms: plans.sms, email: plans.email, openChannels: plans.open,
-            warnings: context.log.warnings
+            warnings: context.log.warnings,
+            templateSlots: context.templateSlots
         )
     }
 }

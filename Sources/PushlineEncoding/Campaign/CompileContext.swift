@@ -11,6 +11,10 @@ public struct CompileContext: Sendable {
     /// run carries the same absolute time and a dry run is reproducible with `--now`.
     public var now: Int
     public var log = DiagnosticLog()
+    /// Templates compiled so far by source text, with their render slots: the same text in
+    /// several fields or platforms compiles once and renders once per recipient.
+    private var compiled: [String: (template: any CompiledTemplate, slot: Int)] = [:]
+    public private(set) var templateSlots = 0
 
     public init(dialect: TemplateDialect, templateOptions: TemplateOptions, validation: ValidationOptions = .init(), now: Int) {
         self.dialect = dialect
@@ -24,10 +28,16 @@ public struct CompileContext: Sendable {
     public mutating func templated(_ node: ConfigNode, _ path: ConfigPath) -> TemplatedValue? {
         guard let text = node.stringValue else { return nil }
         guard isTemplated(text) else { return TemplatedValue(.constant(text), field: path.description) }
+        if let known = compiled[text] {
+            return TemplatedValue(.template(known.template), field: path.description, slot: known.slot)
+        }
         do {
             let template = try TemplateCompiler.compile(text, dialect: dialect, options: templateOptions)
             if let literal = template.literalText { return TemplatedValue(.constant(literal), field: path.description) }
-            return TemplatedValue(.template(template), field: path.description)
+            let slot = templateSlots
+            templateSlots += 1
+            compiled[text] = (template, slot)
+            return TemplatedValue(.template(template), field: path.description, slot: slot)
         } catch {
             log.error(path, "\(dialect.rawValue) template does not compile: \(error.description)", at: node)
             return nil

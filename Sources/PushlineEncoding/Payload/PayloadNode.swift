@@ -215,18 +215,27 @@ public indirect enum PayloadNode: Sendable {
         let mark = writer.count
         let hadComma = writer.separatorPending
         var rendered = 0
-        let record = context.record
-        do {
-            try writer.writeString(renderingWithLimit: context.fieldLimit) { (output: inout RenderOutput) throws(TemplateRenderError) in
-                try template.render(record: record, into: &output)
-                rendered = output.textCount
+        if let slot = value.slot, let hit = context.cachedRender(slot) {
+            // Already rendered for this recipient (another device or field): copy the bytes.
+            if hit.textCount == 0 && omitIfEmpty { return false }
+            writer.writeString(escapedContent: context.renderStore, range: hit.bytes)
+            rendered = hit.textCount
+        } else {
+            let record = context.record
+            let content: Range<Int>
+            do {
+                content = try writer.writeString(renderingWithLimit: context.fieldLimit) { (output: inout RenderOutput) throws(TemplateRenderError) in
+                    try template.render(record: record, into: &output)
+                    rendered = output.textCount
+                }
+            } catch {
+                throw EncodeFailure(field: value.field, error)
             }
-        } catch {
-            throw EncodeFailure(field: value.field, error)
-        }
-        if rendered == 0 && omitIfEmpty {
-            writer.truncate(to: mark, needsComma: hadComma)
-            return false
+            if let slot = value.slot { context.storeRender(slot, writer.bytes[content], textCount: rendered) }
+            if rendered == 0 && omitIfEmpty {
+                writer.truncate(to: mark, needsComma: hadComma)
+                return false
+            }
         }
         context.renderedText[role.index] += rendered
         return true
@@ -302,10 +311,38 @@ public struct EncodeContext: Sendable {
     /// Bytes of personalized text written per role (body, title, other) in the current payload.
     public var renderedText: [Int] = [0, 0, 0]
 
-    public init(record: JSONValue, fieldLimit: Int) {
+    /// Escaped renders of the current recipient, by template slot (see `TemplatedValue.slot`).
+    private var renderSlots: [(generation: Int, bytes: Range<Int>, textCount: Int)]
+    private(set) var renderStore: [UInt8] = []
+    private var generation = 1
+
+    public init(record: JSONValue, fieldLimit: Int, templateSlots: Int = 0) {
         self.record = record
         self.fieldLimit = fieldLimit
         self.scratch = RenderOutput(mode: .raw, limit: fieldLimit, reservingCapacity: 256)
+        self.renderSlots = Array(repeating: (0, 0..<0, 0), count: templateSlots)
+        self.renderStore.reserveCapacity(templateSlots * 64)
+    }
+
+    /// Starts the next recipient: renders cached for the previous one no longer apply.
+    public mutating func begin(record: JSONValue) {
+        self.record = record
+        device = nil
+        generation &+= 1
+        renderStore.removeAll(keepingCapacity: true)
+    }
+
+    func cachedRender(_ slot: Int) -> (bytes: Range<Int>, textCount: Int)? {
+        guard slot < renderSlots.count else { return nil }
+        let entry = renderSlots[slot]
+        return entry.generation == generation ? (entry.bytes, entry.textCount) : nil
+    }
+
+    mutating func storeRender(_ slot: Int, _ bytes: ArraySlice<UInt8>, textCount: Int) {
+        guard slot < renderSlots.count else { return }
+        let start = renderStore.count
+        renderStore.append(contentsOf: bytes)
+        renderSlots[slot] = (generation, start..<renderStore.count, textCount)
     }
 }
 

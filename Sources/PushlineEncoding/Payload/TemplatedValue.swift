@@ -20,10 +20,13 @@ public struct TemplatedValue: Sendable {
     public var source: Source
     /// The pipeline path it came from, for reject messages (`notification.ios.badge`).
     public var field: String
+    /// Render-cache slot shared by every use of the same template text (nil for constants).
+    public var slot: Int?
 
-    public init(_ source: Source, field: String) {
+    public init(_ source: Source, field: String, slot: Int? = nil) {
         self.source = source
         self.field = field
+        self.slot = slot
     }
 
     public var constantText: String? {

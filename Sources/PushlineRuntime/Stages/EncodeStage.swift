@@ -14,6 +14,7 @@ public enum EncodeStage {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(1, workers) {
                 group.addTask {
+                    var context = encoder.makeContext()
                     for await numbered in input {
                         let batch = numbered.lines
                         var encoded = EncodedBatch(sequence: numbered.sequence)
@@ -33,7 +34,7 @@ public enum EncodeStage {
                             )
                         }
                         for line in batch.lines {
-                            encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: line.lineNumber, range: line.range), into: &encoded)
+                            encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: line.lineNumber, range: line.range), into: &encoded, context: &context)
                         }
                         await output.send(encoded)
                     }
