@@ -52,7 +52,7 @@ public enum AudienceRouter {
             }
             guard devices.count > 0 else { return .failure(.noDevices("\"devices\" is empty")) }
             routes.reserveCapacity(devices.count)
-            for (index, device) in devices.elements.enumerated() {
+            devices.forEachElement { index, device in
                 routes.append(routeDevice(device, index: index))
             }
         } else if root.member("platform") != nil {

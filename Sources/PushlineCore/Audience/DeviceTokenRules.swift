@@ -19,8 +19,8 @@ public enum DeviceTokenRules {
             return "APNs token must be \(apnsLength.lowerBound) to \(apnsLength.upperBound) hex digits, got \(token.count) characters"
         }
         guard token.count % 2 == 0 else { return "APNs token must have an even number of hex digits" }
-        for b in token where !isHex(b) {
-            return "APNs token must be hex digits only (found \(describe(b)))"
+        if let bad = firstByte(of: token, outside: hexAlphabet) {
+            return "APNs token must be hex digits only (found \(describe(bad)))"
         }
         return nil
     }
@@ -29,8 +29,8 @@ public enum DeviceTokenRules {
         guard fcmLength.contains(token.count) else {
             return "FCM token must be \(fcmLength.lowerBound) to \(fcmLength.upperBound) characters, got \(token.count)"
         }
-        for b in token where !(isAlphanumeric(b) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ":")) {
-            return "FCM token may hold only letters, digits, '-', '_' and ':' (found \(describe(b)))"
+        if let bad = firstByte(of: token, outside: fcmAlphabet) {
+            return "FCM token may hold only letters, digits, '-', '_' and ':' (found \(describe(bad)))"
         }
         return nil
     }
@@ -112,6 +112,31 @@ public enum DeviceTokenRules {
         for b in address where b < 0x20 || b == 0x7F {
             return "open-channel address holds a control character (\(describe(b)))"
         }
+        return nil
+    }
+
+    /// A set of ASCII bytes as a 128-bit mask: membership is two shifts and an AND, so scanning
+    /// a 160-character token costs next to nothing.
+    struct ByteSet {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+
+        init(_ ranges: [ClosedRange<UInt8>]) {
+            for range in ranges {
+                for b in range { if b < 64 { low |= 1 << b } else { high |= 1 << (b - 64) } }
+            }
+        }
+
+        @inline(__always) func contains(_ b: UInt8) -> Bool {
+            b < 64 ? (low >> b) & 1 == 1 : b < 128 && (high >> (b &- 64)) & 1 == 1
+        }
+    }
+
+    static let hexAlphabet = ByteSet([0x30...0x39, 0x41...0x46, 0x61...0x66])
+    static let fcmAlphabet = ByteSet([0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D...0x2D, 0x5F...0x5F, 0x3A...0x3A])
+
+    @inline(__always) static func firstByte(of bytes: UnsafeRawBufferPointer, outside set: ByteSet) -> UInt8? {
+        for b in bytes where !set.contains(b) { return b }
         return nil
     }
 

@@ -219,6 +219,16 @@ public struct JSONValue: Sendable {
         return result
     }
 
+    /// Calls `body` with each array element and its position, without building an array.
+    public func forEachElement(_ body: (Int, JSONValue) -> Void) {
+        guard kind == .array else { return }
+        var position = 0
+        forEachChild { index in
+            body(position, JSONValue(document: document, index: index))
+            position &+= 1
+        }
+    }
+
     /// Calls `body` with the tape index of each element (arrays) or member key (objects).
     private func forEachChild(_ body: (Int) -> Void) {
         let isObject = kind == .object

@@ -8,18 +8,18 @@ public struct CampaignEncoder: Sendable {
     /// Nesting bound for audience lines (a deeper line is a reject, never a stack overflow).
     public var maxJSONDepth = 64
 
-    /// Constant bytes of each route's request lines.
-    let apnsFraming: RequestFraming?
-    let fcmIOSFraming: RequestFraming?
-    let fcmAndroidFraming: RequestFraming?
-    let fcmWebFraming: RequestFraming?
+    /// Each route's framing bytes and compiled body.
+    let apnsRoute: CompiledRoute?
+    let fcmIOSRoute: CompiledRoute?
+    let fcmAndroidRoute: CompiledRoute?
+    let fcmWebRoute: CompiledRoute?
 
     public init(campaign: Campaign) {
         self.campaign = campaign
-        apnsFraming = campaign.apns.map(RequestFraming.apns)
-        fcmIOSFraming = campaign.fcmIOS.map { RequestFraming.fcm($0, platform: .ios) }
-        fcmAndroidFraming = campaign.fcmAndroid.map { RequestFraming.fcm($0, platform: .android) }
-        fcmWebFraming = campaign.fcmWeb.map { RequestFraming.fcm($0, platform: .web) }
+        apnsRoute = campaign.apns.map(CompiledRoute.apns)
+        fcmIOSRoute = campaign.fcmIOS.map { CompiledRoute.fcm($0, platform: .ios) }
+        fcmAndroidRoute = campaign.fcmAndroid.map { CompiledRoute.fcm($0, platform: .android) }
+        fcmWebRoute = campaign.fcmWeb.map { CompiledRoute.fcm($0, platform: .web) }
     }
 
     /// Encodes every line of a batch buffer, plus lines the reader already found too long.
@@ -101,17 +101,17 @@ public struct CampaignEncoder: Sendable {
         do throws(EncodeFailure) {
             switch (device.platform, device.provider) {
             case (.ios, .apns):
-                guard let plan = campaign.apns, let framing = apnsFraming else { throw EncodeFailure(.noRoute(device, "providers.apns")) }
-                return try APNsEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.apns, let route = apnsRoute else { throw EncodeFailure(.noRoute(device, "providers.apns")) }
+                return try APNsEncoder.encode(plan, route: route, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.ios, .fcm):
-                guard let plan = campaign.fcmIOS, let framing = fcmIOSFraming else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
-                return try FCMEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.fcmIOS, let route = fcmIOSRoute else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, route: route, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.android, .fcm):
-                guard let plan = campaign.fcmAndroid, let framing = fcmAndroidFraming else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
-                return try FCMEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.fcmAndroid, let route = fcmAndroidRoute else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, route: route, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.web, .fcm):
-                guard let plan = campaign.fcmWeb, let framing = fcmWebFraming else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
-                return try FCMEncoder.encode(plan, framing: framing, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.fcmWeb, let route = fcmWebRoute else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
+                return try FCMEncoder.encode(plan, route: route, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.web, .webpush):
                 guard let plan = campaign.webPush else { throw EncodeFailure(.noRoute(device, nil)) }
                 return try WebPushEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)

@@ -131,18 +131,18 @@ public indirect enum PayloadNode: Sendable {
             return true
 
         case .text(let value, let role):
-            return try writeText(value, role: role, into: &writer, context: &context, omitIfEmpty: omitIfEmpty)
+            guard case .template(let template) = value.source else {
+                // Constants are folded at build time; a constant here only comes from a test.
+                writer.writeString(value.constantText ?? "")
+                return true
+            }
+            return try Self.writeText(template, field: value.field, slot: value.slot, role: role, into: &writer, context: &context, omitIfEmpty: omitIfEmpty)
 
         case .typed(let value, let type):
-            return try writeTyped(value, type, into: &writer, context: &context, omitIfEmpty: omitIfEmpty)
+            return try Self.writeTyped(value, type, into: &writer, context: &context, omitIfEmpty: omitIfEmpty)
 
         case .recordValue(let path):
-            guard let found = context.record.value(at: path), !found.isNull else { return false }
-            let document = found.document
-            document.buffer.withUnsafeBytes { raw in
-                writer.writeRawValue(UnsafeRawBufferPointer(rebasing: raw[found.byteRange]))
-            }
-            return true
+            return Self.writeRecordValue(path, into: &writer, context: &context)
 
         case .jsonText(let inner):
             // Rare (Airship SDK objects with personalized leaves): serialize aside, then quote.
@@ -152,8 +152,7 @@ public indirect enum PayloadNode: Sendable {
             return true
 
         case .relativeBadge(let delta):
-            let current = context.device?["badge"]?.int64Value.map { Int(clamping: $0) } ?? 0
-            writer.writeInt(max(0, current &+ delta))
+            Self.writeRelativeBadge(delta, into: &writer, context: &context)
             return true
 
         case .object(let members):
@@ -194,18 +193,26 @@ public indirect enum PayloadNode: Sendable {
         }
     }
 
-    private func writeText(
-        _ value: TemplatedValue, role: TextRole, into writer: inout JSONWriter,
-        context: inout EncodeContext, omitIfEmpty: Bool
+    static func writeRecordValue(_ path: JSONPath, into writer: inout JSONWriter, context: inout EncodeContext) -> Bool {
+        guard let found = context.record.value(at: path), !found.isNull else { return false }
+        found.withRawBytes { writer.writeRawValue($0) }
+        return true
+    }
+
+    static func writeRelativeBadge(_ delta: Int, into writer: inout JSONWriter, context: inout EncodeContext) {
+        let current = context.device?.member("badge")?.int64Value.map { Int(clamping: $0) } ?? 0
+        writer.writeInt(max(0, current &+ delta))
+    }
+
+    /// Writes one personalized string: rendered straight into the writer (escaped as it goes),
+    /// or copied from this recipient's render cache, or shortened under the truncate policy.
+    static func writeText(
+        _ template: any CompiledTemplate, field: String, slot: Int?, role: TextRole,
+        into writer: inout JSONWriter, context: inout EncodeContext, omitIfEmpty: Bool
     ) throws(EncodeFailure) -> Bool {
-        guard case .template(let template) = value.source else {
-            // Constants are folded at build time; a constant here only comes from a test.
-            writer.writeString(value.constantText ?? "")
-            return true
-        }
         if let budget = context.truncation?.budget(for: role) {
             // Slow path (oversize policy): render, shorten at a grapheme boundary, then write.
-            try value.renderRaw(record: context.record, into: &context.scratch)
+            try TemplatedValue(.template(template), field: field).renderRaw(record: context.record, into: &context.scratch)
             let text = TextTruncation.truncate(context.scratch.bytes, toBytes: budget)
             if text.isEmpty && omitIfEmpty { return false }
             if text.count < context.scratch.bytes.count { context.truncation?.didTruncate = true }
@@ -215,7 +222,7 @@ public indirect enum PayloadNode: Sendable {
         let mark = writer.count
         let hadComma = writer.separatorPending
         var rendered = 0
-        if let slot = value.slot, let hit = context.cachedRender(slot) {
+        if let slot, let hit = context.cachedRender(slot) {
             // Already rendered for this recipient (another device or field): copy the bytes.
             if hit.textCount == 0 && omitIfEmpty { return false }
             writer.writeString(escapedContent: context.renderStore, range: hit.bytes)
@@ -229,9 +236,9 @@ public indirect enum PayloadNode: Sendable {
                     rendered = output.textCount
                 }
             } catch {
-                throw EncodeFailure(field: value.field, error)
+                throw EncodeFailure(field: field, error)
             }
-            if let slot = value.slot { context.storeRender(slot, writer.bytes[content], textCount: rendered) }
+            if let slot { context.storeRender(slot, writer.bytes[content], textCount: rendered) }
             if rendered == 0 && omitIfEmpty {
                 writer.truncate(to: mark, needsComma: hadComma)
                 return false
@@ -241,7 +248,7 @@ public indirect enum PayloadNode: Sendable {
         return true
     }
 
-    private func writeTyped(
+    static func writeTyped(
         _ value: TemplatedValue, _ type: RenderedType, into writer: inout JSONWriter,
         context: inout EncodeContext, omitIfEmpty: Bool
     ) throws(EncodeFailure) -> Bool {
@@ -311,6 +318,8 @@ public struct EncodeContext: Sendable {
     /// Bytes of personalized text written per role (body, title, other) in the current payload.
     public var renderedText: [Int] = [0, 0, 0]
 
+    /// The payload program's container stack, kept here so its capacity is reused.
+    var programFrames: [PayloadProgram.Frame] = []
     /// Escaped renders of the current recipient, by template slot (see `TemplatedValue.slot`).
     private var renderSlots: [(generation: Int, bytes: Range<Int>, textCount: Int)]
     private(set) var renderStore: [UInt8] = []

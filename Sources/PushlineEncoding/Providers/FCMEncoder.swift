@@ -3,11 +3,11 @@ import PushlineCore
 /// Encodes one FCM HTTP v1 request: `POST …/messages:send` with `{"message":{"token":…,…}}`.
 enum FCMEncoder {
     static func encode(
-        _ plan: FCMPlan, framing: RequestFraming, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: FCMPlan, route: CompiledRoute, device: RoutedDevice, record: AudienceRecord, line: Int,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> Bool {
         RequestLine.writeIdentity(line: line, id: record.id, device: device.index, into: &w)
-        framing.head.withUnsafeBytes { w.appendRaw($0) }
+        route.head.withUnsafeBytes { w.appendRaw($0) }
         w.resetSeparator()
         // FCM counts the message payload, not its target: the token member is subtracted.
         var tokenBytes = 0
@@ -20,14 +20,7 @@ enum FCMEncoder {
             w.writeKey("token")
             device.address.withStringContent { w.writeString(utf8: $0) }
             tokenBytes = w.count - tokenStart + 1   // and its comma
-            for member in plan.message {
-                let keyMark = w.count
-                let hadComma = w.separatorPending
-                w.writeKey(serialized: member.serializedKey)
-                if try !member.value.write(into: &w, context: &context, omitIfEmpty: member.omitIfEmpty) {
-                    w.truncate(to: keyMark, needsComma: hadComma)
-                }
-            }
+            try route.body.write(into: &w, context: &context)
             w.endObject()
         }
         w.endObject()

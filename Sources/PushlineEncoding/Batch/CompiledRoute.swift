@@ -1,18 +1,21 @@
 import PushlineCore
 
-/// The constant bytes of a route's request lines, serialized once per campaign.
+/// A route's request lines compiled once per campaign: the constant framing bytes and the body
+/// as a `PayloadProgram`.
 ///
 /// Between the per-device values (recipient, line, device index, token, personalized headers and
 /// body) a request line is the same for every device of a route; writing those runs as single
 /// appends keeps per-device work to the parts that differ.
-struct RequestFraming: Sendable {
+struct CompiledRoute: Sendable {
     /// After `"device":N`: platform, provider, method and the URL up to where the token goes.
     var head: [UInt8]
     /// After the token: the rest of the URL and the constant headers (the header object stays open).
     var afterToken: [UInt8]
+    /// The payload (APNs) or the message members after the token (FCM).
+    var body: PayloadProgram
 
     /// APNs: `…"url":"https://host/3/device/` TOKEN `","headers":{"apns-push-type":…`.
-    static func apns(_ plan: APNsPlan) -> RequestFraming {
+    static func apns(_ plan: APNsPlan) -> CompiledRoute {
         var w = JSONWriter(reservingCapacity: 256)
         w.beginObject()   // only to set the separator state; the brace is dropped below
         let start = w.count
@@ -41,11 +44,11 @@ struct RequestFraming: Sendable {
         }
         var afterToken = Array("\",\"headers\":".utf8)
         afterToken.append(contentsOf: rest.bytes)
-        return RequestFraming(head: head, afterToken: afterToken)
+        return CompiledRoute(head: head, afterToken: afterToken, body: PayloadProgram(plan.payload))
     }
 
     /// FCM: `…"body":{"message":{"token":` TOKEN (then the message members).
-    static func fcm(_ plan: FCMPlan, platform: Platform) -> RequestFraming {
+    static func fcm(_ plan: FCMPlan, platform: Platform) -> CompiledRoute {
         var w = JSONWriter(reservingCapacity: 256)
         w.beginObject()
         let start = w.count
@@ -67,6 +70,6 @@ struct RequestFraming: Sendable {
         w.writeKey("message")
         var head = Array(w.bytes[start...])
         head.insert(UInt8(ascii: ","), at: 0)
-        return RequestFraming(head: head, afterToken: [])
+        return CompiledRoute(head: head, afterToken: [], body: PayloadProgram(members: plan.message))
     }
 }
