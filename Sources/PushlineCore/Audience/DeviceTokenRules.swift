@@ -115,20 +115,26 @@ public enum DeviceTokenRules {
         return nil
     }
 
-    /// A set of ASCII bytes as a 128-bit mask: membership is two shifts and an AND, so scanning
-    /// a 160-character token costs next to nothing.
-    struct ByteSet {
-        var low: UInt64 = 0
-        var high: UInt64 = 0
+    /// A set of bytes as a 256-entry table: the scan is one load and one OR per byte with no
+    /// branch, and only a token that fails is scanned again to name the offending byte.
+    struct ByteSet: Sendable {
+        private var allowed: [UInt8] = Array(repeating: 0, count: 256)
 
         init(_ ranges: [ClosedRange<UInt8>]) {
-            for range in ranges {
-                for b in range { if b < 64 { low |= 1 << b } else { high |= 1 << (b - 64) } }
-            }
+            for range in ranges { for b in range { allowed[Int(b)] = 1 } }
         }
 
-        @inline(__always) func contains(_ b: UInt8) -> Bool {
-            b < 64 ? (low >> b) & 1 == 1 : b < 128 && (high >> (b &- 64)) & 1 == 1
+        func contains(_ b: UInt8) -> Bool { allowed[Int(b)] == 1 }
+
+        /// The first byte of `bytes` not in the set, if any.
+        func firstOutside(_ bytes: UnsafeRawBufferPointer) -> UInt8? {
+            let clean: Bool = allowed.withUnsafeBufferPointer { table in
+                var all: UInt8 = 1
+                for b in bytes { all &= table[Int(b)] }
+                return all == 1
+            }
+            if clean { return nil }
+            return bytes.first { !contains($0) }
         }
     }
 
@@ -136,8 +142,7 @@ public enum DeviceTokenRules {
     static let fcmAlphabet = ByteSet([0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D...0x2D, 0x5F...0x5F, 0x3A...0x3A])
 
     @inline(__always) static func firstByte(of bytes: UnsafeRawBufferPointer, outside set: ByteSet) -> UInt8? {
-        for b in bytes where !set.contains(b) { return b }
-        return nil
+        set.firstOutside(bytes)
     }
 
     @inline(__always) static func isHex(_ b: UInt8) -> Bool {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A device type as the audience and the pipeline's `device_types` name it.
 ///
 /// Open channels are written `open::<name>` (`open::slack`): the platform is `.open` and the
@@ -42,12 +48,12 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
     /// `ios`, `android`, ... or `open::<name>` with a valid channel name.
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
         // Compared as bytes: this runs for every device of the audience.
-        if bytes.elementsEqual("ios".utf8) { self = .ios }
-        else if bytes.elementsEqual("android".utf8) { self = .android }
-        else if bytes.elementsEqual("web".utf8) { self = .web }
-        else if bytes.elementsEqual("amazon".utf8) { self = .amazon }
-        else if bytes.elementsEqual("sms".utf8) { self = .sms }
-        else if bytes.elementsEqual("email".utf8) { self = .email }
+        if bytes.equals("ios") { self = .ios }
+        else if bytes.equals("android") { self = .android }
+        else if bytes.equals("web") { self = .web }
+        else if bytes.equals("amazon") { self = .amazon }
+        else if bytes.equals("sms") { self = .sms }
+        else if bytes.equals("email") { self = .email }
         else if bytes.starts(with: Platform.openPrefix.utf8) {
             guard OpenChannelName.isValid(bytes[Platform.openPrefix.utf8.count...]) else { return nil }
             self = .open
@@ -82,15 +88,24 @@ public enum Provider: String, Sendable, CaseIterable, Hashable, Comparable {
     case apns, fcm, webpush, adm, webhook
 
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        if bytes.elementsEqual("apns".utf8) { self = .apns }
-        else if bytes.elementsEqual("fcm".utf8) { self = .fcm }
-        else if bytes.elementsEqual("webpush".utf8) { self = .webpush }
-        else if bytes.elementsEqual("adm".utf8) { self = .adm }
-        else if bytes.elementsEqual("webhook".utf8) { self = .webhook }
+        if bytes.equals("apns") { self = .apns }
+        else if bytes.equals("fcm") { self = .fcm }
+        else if bytes.equals("webpush") { self = .webpush }
+        else if bytes.equals("adm") { self = .adm }
+        else if bytes.equals("webhook") { self = .webhook }
         else { return nil }
     }
 
     public static func < (lhs: Provider, rhs: Provider) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Byte equality with a compile-time string, by `memcmp`-style comparison (no String views).
+    @inline(__always)
+    func equals(_ text: StaticString) -> Bool {
+        count == text.utf8CodeUnitCount
+            && (count == 0 || memcmp(baseAddress!, text.utf8Start, count) == 0)
     }
 }

@@ -101,6 +101,27 @@ struct LiquidFilteredExpression: Sendable {
 
 struct LiquidFilterCall: Sendable {
     var filter: LiquidFilter
-    var arguments: [LiquidExpression]
+    var arguments: [LiquidExpression] {
+        didSet { literalArguments = Self.literals(arguments) }
+    }
     var keywordArguments: [(name: [UInt8], value: LiquidExpression)]
+    /// The arguments' values when every one is a literal (`default: 'there'`, `truncate: 20`):
+    /// built once at compile time so a render passes them without building an array.
+    private(set) var literalArguments: [LiquidValue]?
+
+    init(filter: LiquidFilter, arguments: [LiquidExpression], keywordArguments: [(name: [UInt8], value: LiquidExpression)]) {
+        self.filter = filter
+        self.arguments = arguments
+        self.keywordArguments = keywordArguments
+        self.literalArguments = Self.literals(arguments)
+    }
+
+    private static func literals(_ arguments: [LiquidExpression]) -> [LiquidValue]? {
+        var values: [LiquidValue] = []
+        for argument in arguments {
+            guard case .literal(let value) = argument else { return nil }
+            values.append(value)
+        }
+        return values
+    }
 }

@@ -223,11 +223,19 @@ struct LiquidRenderer {
             value = try evaluate(expression.base, &state)
         }
         for call in expression.filters {
-            var arguments: [LiquidValue] = []
-            arguments.reserveCapacity(call.arguments.count)
-            for argument in call.arguments { arguments.append(try evaluate(argument, &state)) }
+            let arguments: [LiquidValue]
+            if let literals = call.literalArguments {
+                arguments = literals
+            } else {
+                var evaluated: [LiquidValue] = []
+                evaluated.reserveCapacity(call.arguments.count)
+                for argument in call.arguments { evaluated.append(try evaluate(argument, &state)) }
+                arguments = evaluated
+            }
             var keywords: [(name: [UInt8], value: LiquidValue)] = []
-            for keyword in call.keywordArguments { keywords.append((keyword.name, try evaluate(keyword.value, &state))) }
+            if !call.keywordArguments.isEmpty {
+                for keyword in call.keywordArguments { keywords.append((keyword.name, try evaluate(keyword.value, &state))) }
+            }
             do {
                 value = try LiquidFilters.apply(call.filter, to: value, arguments, keywords, state: state)
             } catch {
