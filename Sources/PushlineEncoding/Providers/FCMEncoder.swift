@@ -18,7 +18,12 @@ enum FCMEncoder {
             w.beginObject()
             let tokenStart = w.count
             w.writeKey("token")
-            device.address.withStringContent { w.writeString(utf8: $0) }
+            // Validated as letters, digits, '-', '_' and ':': nothing to escape.
+            w.beginRawValue()
+            w.appendRaw("\"")
+            device.address.withStringContent { w.appendRaw($0) }
+            w.appendRaw("\"")
+            w.endRawValue()
             tokenBytes = w.count - tokenStart + 1   // and its comma
             try route.body.write(into: &w, context: &context)
             w.endObject()
