@@ -37,6 +37,7 @@ let package = Package(
                 .product(name: "PushlineCore", package: "pushline"),
                 .product(name: "PushlineTemplates", package: "pushline"),
                 .product(name: "PushlineEncoding", package: "pushline"),
+                .product(name: "PushlineRuntime", package: "pushline"),
             ],
             path: "Benchmarks/EncodingBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]

@@ -152,3 +152,25 @@ struct DryRunTests {
         }
     }
 }
+
+@Suite("The demo campaign")
+struct DemoCampaignTests {
+    /// The README's main job: the committed demo pipeline and audience dry-run clean.
+    @Test func demoWritesOnlyValidRequestsAndReconciles() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let scratch = try Scratch()
+        let pipeline = root.appendingPathComponent("pipelines/demo.yaml").path
+        let loaded = try PipelineLoader.load(path: pipeline, now: 1_800_000_000)
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let report = await CampaignRun(pipeline: loaded, audiencePath: try #require(loaded.audiencePath), outputFolder: scratch.path, logger: logger).run()
+        #expect(report.status == .completed)
+        #expect(report.counts.lines == 300 && report.counts.reconciles)
+        let apns = try readLines(scratch.file("requests-apns.ndjson"))
+        let fcm = try readLines(scratch.file("requests-fcm.ndjson"))
+        #expect(apns.count + fcm.count == report.counts.writtenTotal && apns.count > 100 && fcm.count > 100)
+        // Liquid really ran: no template syntax left in any body.
+        let bodies = try (apns + fcm).map { String(decoding: try JSONSerialization.data(withJSONObject: $0["body"] as Any), as: UTF8.self) }
+        #expect(bodies.allSatisfy { !$0.contains("{{") && !$0.contains("{%") })
+    }
+}

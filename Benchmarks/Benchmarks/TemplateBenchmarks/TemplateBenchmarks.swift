@@ -5,6 +5,7 @@ import PushlineTemplates
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(2))
     liquidBenchmarks()
+    handlebarsBenchmarks()
 }
 
 /// One audience line, parsed once: renders read it through the lazy JSON index.
