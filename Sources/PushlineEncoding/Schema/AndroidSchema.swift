@@ -54,7 +54,8 @@ extension NotificationSchema {
         SchemaProperty("timestamp", .integer(0...Int(Int32.max))),
     ])
 
-    public static let android = ObjectSchema("android", [
+    /// Display options Android (FCM) and Fire OS (ADM) notifications share.
+    static let displayProperties: [SchemaProperty] = [
         SchemaProperty("alert", .string()),
         SchemaProperty("title", .string()),
         SchemaProperty("summary", .string()),
@@ -62,6 +63,9 @@ extension NotificationSchema {
         SchemaProperty("icon_color", .string(.color)),
         SchemaProperty("notification_channel", .string()),
         SchemaProperty("notification_tag", .string()),
+    ]
+
+    public static let android = ObjectSchema("android", displayProperties + [
         SchemaProperty("collapse_key", .string()),
         SchemaProperty("category", .enumeration(["alarm", "call", "email", "err", "event", "msg", "promo", "recommendation", "service", "social", "status", "sys", "transport"])),
         SchemaProperty("delivery_priority", .enumeration(["high", "normal"])),
@@ -91,14 +95,7 @@ extension NotificationSchema {
     }
 
     /// Fire OS (ADM): the Android display options the Airship SDK applies itself.
-    public static let amazon = ObjectSchema("amazon", [
-        SchemaProperty("alert", .string()),
-        SchemaProperty("title", .string()),
-        SchemaProperty("summary", .string()),
-        SchemaProperty("icon", .string()),
-        SchemaProperty("icon_color", .string(.color)),
-        SchemaProperty("notification_channel", .string()),
-        SchemaProperty("notification_tag", .string()),
+    public static let amazon = ObjectSchema("amazon", displayProperties + [
         SchemaProperty("sound", .string()),
         SchemaProperty("consolidation_key", .string()),
         SchemaProperty("expires_after", .expiry),

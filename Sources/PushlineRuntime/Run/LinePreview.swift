@@ -12,8 +12,8 @@ public struct LinePreview: Sendable {
     public var counts: RunCounts
     /// The line's own text.
     public var line: String
-    /// The campaign's warnings, then a note per device whose request differs from the plain
-    /// rendering (text truncated to fit).
+    /// A note per device whose request differs from the plain rendering (text truncated to fit).
+    /// The campaign's own warnings are printed when the pipeline loads.
     public var warnings: [String] = []
 
     public struct NotFound: Error, Sendable, CustomStringConvertible {
@@ -33,7 +33,7 @@ public struct LinePreview: Sendable {
             if let line = batch.lines.first(where: { $0.lineNumber == number }) {
                 encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: number, range: line.range), into: &encoded)
                 var preview = LinePreview(encoded, line: String(decoding: batch.buffer[line.range], as: UTF8.self))
-                preview.warnings = pipeline.campaign.warnings.map(\.description) + deviceNotes(preview.requests)
+                preview.warnings = deviceNotes(preview.requests)
                 return preview
             }
             if let oversize = batch.oversizeLines.first(where: { $0.lineNumber == number }) {
