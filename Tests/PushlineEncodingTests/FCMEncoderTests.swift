@@ -100,3 +100,33 @@ struct FCMEncoderTests {
         #expect(out.requests.count == 1)
     }
 }
+
+@Suite("Email addresses")
+struct EmailAddressRuleTests {
+    static func email(_ sender: String, replyTo: String = "no-reply@example.com") -> String {
+        """
+        name: t
+        device_types: [email]
+        providers: { email: { url: "https://hooks.example.com/email" } }
+        notification:
+          email:
+            subject: Hi
+            plaintext_body: Hello
+            message_type: transactional
+            sender_name: Team
+            sender_address: "\(sender)"
+            reply_to: "\(replyTo)"
+        """
+    }
+
+    @Test func onlyTheUsernameMayBePersonalized() {
+        // Airship's own example: "{{email_sender_username}}@airship.com".
+        #expect(!diagnostics(Self.email("{{ customer.first_name }}@airship.com")).contains { $0.severity == .error })
+        let templatedDomain = diagnostics(Self.email("team@{{ customer.domain }}"))
+        #expect(templatedDomain.contains { $0.path == "notification.email.sender_address" && $0.message.contains("only the username part may be personalized") }, "\(templatedDomain)")
+        let badDomain = diagnostics(Self.email("team@example", replyTo: "x@-bad-.com"))
+        #expect(badDomain.contains { $0.path == "notification.email.sender_address" && $0.message.contains("not a valid domain") })
+        #expect(badDomain.contains { $0.path == "notification.email.reply_to" && $0.message.contains("not a valid domain") })
+        #expect(diagnostics(Self.email("no-at-sign")).contains { $0.message.contains("username@domain") })
+    }
+}

@@ -37,6 +37,16 @@ public struct EncodedBatch: Sendable {
         rejects = JSONWriter(reservingCapacity: 0)
     }
 
+    /// Empties the batch for reuse, keeping every buffer's capacity.
+    public mutating func removeAll(sequence: Int) {
+        self.sequence = sequence
+        for i in requests.indices { requests[i].removeAll() }
+        rejects.removeAll()
+        counts = RunCounts()
+        firstLine = 0
+        lastLine = 0
+    }
+
     public func requests(for provider: Provider) -> JSONWriter {
         requests[provider.ordinal]
     }

@@ -83,6 +83,24 @@ extension NotificationSchema {
                 log.error(path / "bypass_opt_in_level", "is allowed only when message_type is transactional", at: bypass)
             }
         }
+        // Airship: only the username part of the sender and reply-to addresses may be
+        // personalized; the domain is fixed (it must be enabled at the email provider).
+        for key in ["sender_address", "reply_to"] {
+            guard let value = node[key], let text = value.stringValue else { continue }
+            guard let at = text.lastIndex(of: "@") else {
+                log.error(path / key, "expected an email address (username@domain), found '\(text)'", at: value)
+                continue
+            }
+            let domain = String(text[text.index(after: at)...])
+            if isTemplated(domain) {
+                log.error(path / key, "only the username part may be personalized; the domain '\(domain)' must be written out", at: value)
+            } else if !EmailDomain.isValid(domain) {
+                log.error(path / key, "'\(domain)' is not a valid domain", at: value)
+            }
+            if !isTemplated(text), text[..<at].isEmpty {
+                log.error(path / key, "the username part is empty", at: value)
+            }
+        }
         for key in ["html_body", "plaintext_body"] {
             if let body = node[key], let text = body.stringValue, !isTemplated(text), text.utf8.count > ProviderLimits.emailBody {
                 log.error(path / key, "is \(text.utf8.count) bytes, at most \(ProviderLimits.emailBody) (100 KB) allowed", at: body)
@@ -110,5 +128,22 @@ enum EmailUnsubscribe {
 
     static func plaintextHasLink(_ text: String) -> Bool {
         text.contains("[[ua-unsubscribe") || text.contains("[[ua_unsubscribe")
+    }
+}
+
+/// Domains of sender and reply-to addresses: dot-separated labels of letters, digits and hyphens
+/// (not at a label's ends), at least two labels, at most 253 characters.
+enum EmailDomain {
+    static func isValid(_ domain: String) -> Bool {
+        guard (3...253).contains(domain.utf8.count) else { return false }
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return false }
+        return labels.allSatisfy { label in
+            let bytes = Array(label.utf8)
+            guard (1...63).contains(bytes.count), bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-") else { return false }
+            return bytes.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "-")
+            }
+        }
     }
 }
