@@ -18,6 +18,11 @@ public struct JSONWriter: Sendable {
 
     public var count: Int { bytes.count }
 
+    /// Makes room for at least `capacity` bytes in total.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     /// Empties the writer, keeping its capacity.
     public mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)

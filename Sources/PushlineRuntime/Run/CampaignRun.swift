@@ -57,12 +57,14 @@ public struct CampaignRun: Sendable {
         let sink = DryRunSink(executor: writeThread, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
         let encoder = CampaignEncoder(campaign: campaign)
         let providers = Provider.allCases.filter { campaign.encodes($0) }
+        // Batches in flight: one per worker, one in each channel hand-off, a few held for reordering.
+        let pool = BatchPool(limit: workers + 4)
 
         async let sourceReport = source.run(path: audiencePath, options: readerOptions, into: lines)
-        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, input: lines, output: encoded)
+        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, input: lines, output: encoded)
         let sinkResult: Result<SinkReport, SinkError>
         do {
-            sinkResult = .success(try await sink.run(providers: providers, input: encoded))
+            sinkResult = .success(try await sink.run(providers: providers, input: encoded, recycle: pool))
         } catch {
             sinkResult = .failure(error)
             // Keep draining so the other stages can finish; nothing more is written.

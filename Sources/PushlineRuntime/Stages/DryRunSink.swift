@@ -56,7 +56,7 @@ public actor DryRunSink {
         self.logger = logger
     }
 
-    public func run(providers: [Provider], input: AsyncChannel<EncodedBatch>) async throws(SinkError) -> SinkReport {
+    public func run(providers: [Provider], input: AsyncChannel<EncodedBatch>, recycle pool: BatchPool? = nil) async throws(SinkError) -> SinkReport {
         guard case .idle = state else { throw SinkError(message: "a DryRunSink runs once") }
         state = .writing
         defer { state = .closed }
@@ -92,6 +92,7 @@ public actor DryRunSink {
                         try rejects.file!.write(ready.rejects.bytes)
                     }
                     report.counts.add(ready.counts)
+                    pool?.give(ready)
                     next += 1
                 }
                 let now = ContinuousClock.now

@@ -8,7 +8,7 @@ public import AsyncAlgorithms
 /// takes a batch of lines, and sends on one `EncodedBatch`: one actor hop per few thousand lines.
 public enum EncodeStage {
     public static func run(
-        encoder: CampaignEncoder, workers: Int,
+        encoder: CampaignEncoder, workers: Int, pool: BatchPool,
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
@@ -17,14 +17,14 @@ public enum EncodeStage {
                     var context = encoder.makeContext()
                     for await numbered in input {
                         let batch = numbered.lines
-                        var encoded = EncodedBatch(sequence: numbered.sequence)
+                        var encoded = pool.take(sequence: numbered.sequence)
                         encoded.firstLine = batch.lineNumbers.lowerBound
                         encoded.lastLine = batch.lineNumbers.upperBound - 1
                         encoded.counts.blankLines = batch.lineNumbers.count - batch.lines.count - batch.oversizeLines.count
                         // Request bytes per batch are roughly the line bytes: reserve once.
                         let estimate = batch.buffer.count + batch.buffer.count / 2
                         for provider in Provider.allCases where encoder.campaign.encodes(provider) {
-                            encoded.requests[provider.ordinal] = JSONWriter(reservingCapacity: estimate)
+                            encoded.requests[provider.ordinal].reserveCapacity(estimate)
                         }
                         if !batch.oversizeLines.isEmpty {
                             encoder.encode(
