@@ -174,3 +174,33 @@ struct DemoCampaignTests {
         #expect(bodies.allSatisfy { !$0.contains("{{") && !$0.contains("{%") })
     }
 }
+
+@Suite("Every push provider end to end")
+struct AllProvidersDryRunTests {
+    @Test func iosAndroidWebAndFireOSAllWrittenAndValid() async throws {
+        let scratch = try Scratch()
+        let audience = scratch.file("audience.ndjson.gz")
+        let devices = try AudienceGenerator(seed: 9).write(count: 3000, to: audience)
+        let pipeline = """
+        name: everywhere
+        device_types: [ios, android, web, amazon]
+        notification:
+          title: "Hi {{ customer.first_name }}"
+          alert: "Your {{ event.event_title }} is waiting"
+          web: { require_interaction: true }
+          amazon: { consolidation_key: trips }
+        providers:
+          apns: { topic: com.example.app }
+          fcm: { project_id: demo }
+        """
+        let report = try await runDry(try writePipeline(pipeline, in: scratch), audience: audience, output: scratch.file("out"))
+        #expect(report.status == .completed)
+        #expect(report.counts.devices == devices && report.counts.writtenTotal == devices, "every generated device is addressable")
+        for provider in [Provider.apns, .fcm, .webpush, .adm] {
+            let lines = try readLines(scratch.file("out/requests-\(provider.rawValue).ndjson"))
+            #expect(lines.count == report.counts.written[provider], "\(provider)")
+            #expect(lines.count > 0, "\(provider) got requests")
+            #expect(lines.allSatisfy { $0["provider"] as? String == provider.rawValue && $0["body"] != nil })
+        }
+    }
+}
