@@ -129,3 +129,22 @@ struct APNsEncoderTests {
         #expect(found.contains { $0.path == "providers.apns.topic" })
     }
 }
+
+@Suite("Validation reports everything at once")
+struct ValidationCompletenessTests {
+    @Test func templateErrorsAreListedWithSchemaErrorsInFileOrder() {
+        let found = diagnostics("""
+        name: t
+        device_types: [ios]
+        providers: { apns: { topic: com.example.app } }
+        notification:
+          alert: "Hi {{ customer.first_name | upcse }}"
+          ios: { sound: default, badje: 1 }
+        """)
+        let errors = found.filter { $0.severity == .error }
+        #expect(errors.map(\.path) == ["notification.alert", "notification.ios.badje"], "\(errors)")
+        #expect(errors.first?.message.contains("unknown filter 'upcse'") == true)
+        #expect(errors.first?.message.contains("column 29") == true, "column inside the template")
+        #expect(errors.first?.line == 5)
+    }
+}

@@ -71,7 +71,20 @@ extension Campaign {
 }
 
 public struct CampaignCompileError: Error, Sendable, CustomStringConvertible {
-    public var diagnostics: [ConfigDiagnostic]
+    /// Every problem found, in file order.
+    public var diagnostics: [ConfigDiagnostic] {
+        didSet { diagnostics = Self.ordered(diagnostics) }
+    }
+
+    public init(diagnostics: [ConfigDiagnostic]) {
+        self.diagnostics = Self.ordered(diagnostics)
+    }
+
+    static func ordered(_ diagnostics: [ConfigDiagnostic]) -> [ConfigDiagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            (a.element.line, a.element.column, a.offset) < (b.element.line, b.element.column, b.offset)
+        }.map(\.element)
+    }
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }
 
@@ -83,7 +96,12 @@ extension Campaign {
         let requireHTTPS = root["limits"]?["require_https_urls"]?.boolValue ?? false
         let validation = ValidationOptions(requireHTTPSURLs: requireHTTPS)
         SchemaValidator.validate(root, as: .object(PipelineSchema.pipeline), at: ConfigPath(), into: &log, options: validation)
-        if log.hasErrors { throw CampaignCompileError(diagnostics: log.diagnostics) }
+        if log.hasErrors {
+            // The mapping below needs a valid shape, but template errors can still be found, so
+            // one `validate` lists every problem of the file.
+            TemplateCheck.collect(in: root, into: &log)
+            throw CampaignCompileError(diagnostics: log.diagnostics)
+        }
 
         let dialect = TemplateDialect(rawValue: root["personalization"]?.stringValue ?? "liquid") ?? .liquid
         let strict = root["strict"]?.boolValue ?? false
