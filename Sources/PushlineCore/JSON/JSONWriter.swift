@@ -230,23 +230,6 @@ public struct JSONWriter: Sendable {
         bytes.append(byte)
     }
 
-    /// Appends another writer's output as one value.
-    public mutating func writeRawValue(_ other: JSONWriter) {
-        separator()
-        bytes.append(contentsOf: other.bytes)
-        needsComma = true
-    }
-
-    /// Opens a value the caller assembles from raw pieces (`appendRaw`); `endRawValue` closes it.
-    /// The caller guarantees the pieces form one valid JSON value.
-    public mutating func beginRawValue() {
-        separator()
-    }
-
-    public mutating func endRawValue() {
-        needsComma = true
-    }
-
     /// Starts a new top-level value (after framing such as a newline between NDJSON lines).
     public mutating func resetSeparator() {
         needsComma = false

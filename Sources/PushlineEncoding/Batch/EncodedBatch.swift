@@ -31,7 +31,7 @@ public struct EncodedBatch: Sendable {
     public var firstLine = 0
     public var lastLine = 0
 
-    public init(sequence: Int, capacity: Int = 1 << 20) {
+    public init(sequence: Int) {
         self.sequence = sequence
         requests = Provider.allCases.map { _ in JSONWriter(reservingCapacity: 0) }
         rejects = JSONWriter(reservingCapacity: 0)
