@@ -230,6 +230,16 @@ public struct JSONWriter: Sendable {
         bytes.append(byte)
     }
 
+    /// Opens a value the caller assembles from raw pieces (`appendRaw`); `endRawValue` closes it.
+    /// The caller guarantees the pieces form one valid JSON value.
+    public mutating func beginRawValue() {
+        separator()
+    }
+
+    public mutating func endRawValue() {
+        needsComma = true
+    }
+
     /// Starts a new top-level value (after framing such as a newline between NDJSON lines).
     public mutating func resetSeparator() {
         needsComma = false
