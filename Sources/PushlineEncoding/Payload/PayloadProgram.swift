@@ -173,9 +173,10 @@ public struct PayloadProgram: Sendable {
                 w.resetSeparator()
 
             case .text(let index, let omitIfEmpty):
-                let leaf = texts[Int(index)]
+                // Fields read in place through the buffer: binding the leaf would copy (retain) it.
+                let i = Int(index)
                 let written = try PayloadNode.writeText(
-                    leaf.template, field: leaf.field, slot: leaf.slot, role: leaf.role,
+                    texts[i].template, field: texts[i].field, slot: texts[i].slot, role: texts[i].role,
                     into: &w, context: &context, omitIfEmpty: omitIfEmpty)
                 valueDone(written, &frames, &w)
 

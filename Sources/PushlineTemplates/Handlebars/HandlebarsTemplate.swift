@@ -5,7 +5,8 @@ import PushlineCore
 ///
 /// Rendering reads the recipient's record lazily and writes straight into the `RenderOutput`;
 /// text, paths and numbers allocate nothing.
-struct HandlebarsTemplate: CompiledTemplate {
+/// A class so the `any CompiledTemplate` existential holds one reference (see `LiquidTemplate`).
+final class HandlebarsTemplate: CompiledTemplate {
     let literalText: String?
     let program: HandlebarsProgram
     let partials: [HandlebarsProgram]
@@ -15,7 +16,7 @@ struct HandlebarsTemplate: CompiledTemplate {
     /// Mustache conformance suite turns it on, as Handlebars' own test suite does.
     let compat: Bool
 
-    init(compiling source: String, options: TemplateOptions) throws(TemplateCompileError) {
+    convenience init(compiling source: String, options: TemplateOptions) throws(TemplateCompileError) {
         try self.init(compiling: source, options: options, compat: false)
     }
 

@@ -5,7 +5,9 @@ import PushlineCore
 /// The program is a node tree of literal byte runs and pre-parsed lookups; `render` walks it for
 /// one record. A template made only of text and plain `{{ path }}` outputs renders without a
 /// single allocation: values go from the record's bytes straight into the output.
-struct LiquidTemplate: CompiledTemplate {
+/// A class so the `any CompiledTemplate` existential holds one reference: each render through it
+/// costs a retain at most, not a copy of every field.
+final class LiquidTemplate: CompiledTemplate {
     let literalText: String?
     let nodes: [LiquidNode]
     let snippets: [String: [LiquidNode]]
@@ -13,6 +15,8 @@ struct LiquidTemplate: CompiledTemplate {
     /// For templates made only of text and plain `{{ path }}` outputs: the literal text in one
     /// buffer and the lookups between its runs, walked without the general renderer.
     let flat: LiquidFlatProgram?
+    /// Built once: a renderer per render copied the snippet table and options each time.
+    let renderer: LiquidRenderer
 
     init(compiling source: String, options: TemplateOptions) throws(TemplateCompileError) {
         self.options = options
@@ -37,6 +41,7 @@ struct LiquidTemplate: CompiledTemplate {
             }
         }
         self.snippets = snippets
+        self.renderer = LiquidRenderer(snippets: snippets, options: options)
     }
 
     private static func parse(_ bytes: [UInt8], options: TemplateOptions) throws(TemplateCompileError) -> ([LiquidNode], [String]) {
@@ -51,8 +56,7 @@ struct LiquidTemplate: CompiledTemplate {
             try flat.render(record: record, into: &output) { (variable, output) throws(TemplateRenderError) in
                 // A path the record lacks (or `.size`-style specials) takes the general lookup.
                 var state = LiquidRenderState(root: .json(record))
-                let renderer = LiquidRenderer(snippets: snippets, options: options)
-                let value = try renderer.evaluate(.variable(variable), &state)
+                let value = try self.renderer.evaluate(.variable(variable), &state)
                 do throws(RenderOutput.LimitExceeded) { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
             }
             return
@@ -63,7 +67,6 @@ struct LiquidTemplate: CompiledTemplate {
     /// Renders against any root value (the tests' hand-built contexts use this too).
     func render(root: LiquidValue, into output: inout RenderOutput) throws(TemplateRenderError) {
         var state = LiquidRenderState(root: root)
-        let renderer = LiquidRenderer(snippets: snippets, options: options)
         _ = try renderer.render(nodes, &state, &output)
     }
 }
