@@ -145,7 +145,8 @@ public enum DeviceTokenRules {
         set.firstOutside(bytes)
     }
 
-    @inline(__always) static func isHex(_ b: UInt8) -> Bool {
+    /// An ASCII hex digit (tokens here, `#rrggbb` colors in pipeline validation).
+    @inline(__always) public static func isHex(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)
     }
 

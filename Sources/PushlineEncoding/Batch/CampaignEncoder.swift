@@ -13,6 +13,9 @@ public struct CampaignEncoder: Sendable {
     let fcmIOSRoute: CompiledRoute?
     let fcmAndroidRoute: CompiledRoute?
     let fcmWebRoute: CompiledRoute?
+    /// ADM `data` and the Web Push notification, compiled like the routes' bodies.
+    let admBody: PayloadProgram?
+    let webPushBody: PayloadProgram?
 
     public init(campaign: Campaign) {
         self.campaign = campaign
@@ -20,21 +23,15 @@ public struct CampaignEncoder: Sendable {
         fcmIOSRoute = campaign.fcmIOS.map { CompiledRoute.fcm($0, platform: .ios) }
         fcmAndroidRoute = campaign.fcmAndroid.map { CompiledRoute.fcm($0, platform: .android) }
         fcmWebRoute = campaign.fcmWeb.map { CompiledRoute.fcm($0, platform: .web) }
+        admBody = campaign.adm.map { PayloadProgram($0.data) }
+        webPushBody = campaign.webPush.map { PayloadProgram($0.notification) }
     }
 
-    /// Encodes every line of a batch buffer, plus lines the reader already found too long.
-    public func encode(
-        buffer: [UInt8], lines: some Sequence<AudienceLine>, oversizeLines: [(number: Int, length: Int)] = [],
-        into batch: inout EncodedBatch
-    ) {
-        for (number, length) in oversizeLines {
-            batch.baseCounts.lines += 1
-            rejectLine(number, id: nil, .lineTooLong(length, limit: campaign.maxLineBytes), into: &batch)
-        }
-        var context = makeContext()
-        for line in lines {
-            encodeLine(buffer: buffer, line: line, into: &batch, context: &context)
-        }
+    /// Counts and rejects a line the reader found longer than `limits.max_line_bytes` (it never
+    /// held the line's bytes).
+    public func rejectOversizeLine(_ number: Int, length: Int, into batch: inout EncodedBatch) {
+        batch.baseCounts.lines += 1
+        rejectLine(number, id: nil, .lineTooLong(length, limit: campaign.maxLineBytes), into: &batch)
     }
 
     /// Per-worker state for `encodeLine`: create one per worker and reuse it for every line, so
@@ -113,11 +110,11 @@ public struct CampaignEncoder: Sendable {
                 guard let plan = campaign.fcmWeb, let route = fcmWebRoute else { throw EncodeFailure(.noRoute(device, "providers.fcm")) }
                 return try FCMEncoder.encode(plan, route: route, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.web, .webpush):
-                guard let plan = campaign.webPush else { throw EncodeFailure(.noRoute(device, nil)) }
-                return try WebPushEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.webPush, let body = webPushBody else { throw EncodeFailure(.noRoute(device, nil)) }
+                return try WebPushEncoder.encode(plan, body: body, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.amazon, .adm):
-                guard let plan = campaign.adm else { throw EncodeFailure(.noRoute(device, nil)) }
-                return try ADMEncoder.encode(plan, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
+                guard let plan = campaign.adm, let body = admBody else { throw EncodeFailure(.noRoute(device, nil)) }
+                return try ADMEncoder.encode(plan, body: body, device: device, record: record, line: line, policy: campaign.onOversize, context: &context, into: &writer)
             case (.sms, .webhook), (.email, .webhook), (.open, .webhook):
                 let plan = switch device.platform {
                 case .sms: campaign.sms

@@ -4,7 +4,7 @@ import PushlineCore
 /// with `{"data": {...}, "consolidationKey": …, "expiresAfter": …}`.
 enum ADMEncoder {
     static func encode(
-        _ plan: ADMPlan, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: ADMPlan, body: PayloadProgram, device: RoutedDevice, record: AudienceRecord, line: Int,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> Bool {
         RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
@@ -35,7 +35,7 @@ enum ADMEncoder {
         let truncated = try PayloadFitting.write(
             into: &w, context: &context, limit: plan.dataLimit, policy: policy, provider: .adm, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
-            try plan.data.write(into: &w, context: &context)
+            try body.write(into: &w, context: &context)
         }
         if let key = plan.consolidationKey {
             try key.renderRaw(record: context.record, into: &context.scratch)

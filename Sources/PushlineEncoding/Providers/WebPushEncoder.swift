@@ -5,13 +5,13 @@ import PushlineCore
 /// the sender encrypts for the subscription (RFC 8291) when it sends.
 enum WebPushEncoder {
     static func encode(
-        _ plan: WebPushPlan, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: WebPushPlan, body: PayloadProgram, device: RoutedDevice, record: AudienceRecord, line: Int,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> Bool {
         RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
         w.writeKey("url")
         // The router checked the endpoint: https, no quotes, backslashes or controls.
-        if let endpoint = device.address["endpoint"] { RequestLine.writeRaw(endpoint, into: &w) }
+        if let endpoint = device.address.member("endpoint") { RequestLine.writeRaw(endpoint, into: &w) }
 
         w.writeKey("headers")
         w.beginObject()
@@ -33,7 +33,7 @@ enum WebPushEncoder {
         let truncated = try PayloadFitting.write(
             into: &w, context: &context, limit: plan.plaintextLimit, policy: policy, provider: .webpush, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
-            try plan.notification.write(into: &w, context: &context)
+            try body.write(into: &w, context: &context)
         }
         RequestLine.finish(into: &w, truncated: truncated)
         return truncated

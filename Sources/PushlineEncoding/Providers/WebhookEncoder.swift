@@ -28,7 +28,7 @@ enum WebhookEncoder {
             case .member(let member):
                 let keyMark = w.count
                 let hadComma = w.separatorPending
-                w.writeKey(member.key)
+                w.writeKey(serialized: member.serializedKey)
                 if try !member.value.write(into: &w, context: &context, omitIfEmpty: member.omitIfEmpty) {
                     w.truncate(to: keyMark, needsComma: hadComma)
                 }

@@ -296,7 +296,7 @@ public enum SchemaValidator {
     public static func isColor(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 7, bytes[0] == UInt8(ascii: "#") else { return false }
-        return bytes[1...].allSatisfy { DeviceTokenRulesHex.isHex($0) }
+        return bytes[1...].allSatisfy { DeviceTokenRules.isHex($0) }
     }
 
     static func describe(_ range: ClosedRange<Int>?) -> String {
@@ -322,11 +322,6 @@ public enum SchemaValidator {
     }
 }
 
-enum DeviceTokenRulesHex {
-    static func isHex(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)
-    }
-}
 
 extension SchemaType {
     /// Whether a node of this kind could be meant as this type (used to pick a `oneOf` branch).

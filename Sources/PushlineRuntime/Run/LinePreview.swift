@@ -37,7 +37,7 @@ public struct LinePreview: Sendable {
                 return preview
             }
             if let oversize = batch.oversizeLines.first(where: { $0.lineNumber == number }) {
-                encoder.encode(buffer: [], lines: [], oversizeLines: [(number, oversize.byteLength)], into: &encoded)
+                encoder.rejectOversizeLine(number, length: oversize.byteLength, into: &encoded)
                 return LinePreview(encoded, line: "")
             }
             break

@@ -26,12 +26,8 @@ public enum EncodeStage {
                         for provider in Provider.allCases where encoder.campaign.encodes(provider) {
                             encoded.requests[provider.ordinal].reserveCapacity(estimate)
                         }
-                        if !batch.oversizeLines.isEmpty {
-                            encoder.encode(
-                                buffer: batch.buffer, lines: [],
-                                oversizeLines: batch.oversizeLines.map { (number: $0.lineNumber, length: $0.byteLength) },
-                                into: &encoded
-                            )
+                        for oversize in batch.oversizeLines {
+                            encoder.rejectOversizeLine(oversize.lineNumber, length: oversize.byteLength, into: &encoded)
                         }
                         for line in batch.lines {
                             encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: line.lineNumber, range: line.range), into: &encoded, context: &context)
