@@ -45,6 +45,23 @@ public struct CampaignRun: Sendable {
             "workers": "\(workers)", "mode": "dry-run",
         ])
 
+        // The folder belongs to this run until the summary is written: a second run is refused
+        // before it reads anything, and the previous run's results go before any of ours appear.
+        let lock: OutputFolderLock
+        do {
+            lock = try OutputFolderLock.acquire(outputFolder, startedAt: ISO8601DateFormatter().string(from: startedAt))
+            let removed = try lock.removeStaleResults()
+            if !removed.isEmpty {
+                logger.info("removed the previous run's results", metadata: ["files": "\(removed.joined(separator: ", "))"])
+            }
+        } catch {
+            var report = RunReport(status: .failed, counts: RunCounts(), source: SourceReport(path: audiencePath), files: [], outputFolder: outputFolder, seconds: 0)
+            report.failure = error.description
+            log(report)
+            return report
+        }
+        defer { _ = lock.folder }
+
         let readThread = DedicatedThreadExecutor(name: "pushline-read")
         let writeThread = DedicatedThreadExecutor(name: "pushline-write")
         defer {
@@ -104,7 +121,7 @@ public struct CampaignRun: Sendable {
         do {
             try RunSummary.write(report, campaign: campaign, pipelinePath: pipeline.path, startedAt: startedAt, to: outputFolder + "/summary.json")
         } catch {
-            report.failure = "cannot write summary.json: \(error.localizedDescription)"
+            report.failure = "cannot write summary.json: \(error)"
             report.status = .failed
         }
         log(report)
