@@ -1,13 +1,7 @@
 public import PushlineCore
 public import PushlineEncoding
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PushlineIO
 
 /// A pipeline file read and compiled: the campaign plus where its files are.
 public struct LoadedPipeline: Sendable {
@@ -74,29 +68,12 @@ public enum PipelineLoader {
 
     /// Reads at most `limit + 1` bytes, so a huge file or a device such as /dev/zero costs nothing.
     static func readFile(_ path: String, limit: Int) throws(PipelineError) -> [UInt8] {
-        func failure(_ code: Int32) -> PipelineError {
-            PipelineError(path: path, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "cannot read the pipeline file: \(String(cString: strerror(code)))")])
+        do {
+            return try BoundedFile.read(path, limit: limit)
+        } catch {
+            if case .tooLarge = error.reason { throw tooLarge(path, ConfigLimits(maxFileBytes: limit)) }
+            throw PipelineError(path: path, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "cannot read the pipeline file: \(error.message)")])
         }
-        var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
-        if fd < 0 { throw failure(errno) }
-        defer { _ = close(fd) }
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
-        var count = 0
-        while count <= limit {
-            let read: Int = bytes.withUnsafeMutableBytes { buffer in
-                systemRead(fd, buffer.baseAddress! + count, buffer.count - count)
-            }
-            if read == 0 { break }
-            if read < 0 {
-                if errno == EINTR { continue }
-                throw failure(errno)
-            }
-            count += read
-        }
-        if count > limit { throw tooLarge(path, ConfigLimits(maxFileBytes: limit)) }
-        bytes.removeSubrange(count...)
-        return bytes
     }
 
     static func tooLarge(_ path: String, _ limits: ConfigLimits) -> PipelineError {
@@ -104,7 +81,3 @@ public enum PipelineLoader {
     }
 }
 
-/// `read(2)`, named apart from the local results that shadow it.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(fd, buffer, count)
-}
