@@ -37,6 +37,11 @@ public struct CampaignRun: Sendable {
     }
 
     public func run() async -> RunReport {
+        await run(encoder: CampaignEncoder(campaign: pipeline.campaign))
+    }
+
+    /// Runs with `encoder` in place of the campaign's own (the seam tests use to inject failures).
+    public func run<Encoder: LineEncoding>(encoder: Encoder) async -> RunReport {
         let campaign = pipeline.campaign
         let started = ContinuousClock.now
         let startedAt = Date()
@@ -72,7 +77,6 @@ public struct CampaignRun: Sendable {
         let encoded = AsyncChannel<EncodedBatch>()
         let source = AudienceSource(executor: readThread)
         let sink = DryRunSink(executor: writeThread, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
-        let encoder = CampaignEncoder(campaign: campaign)
         let providers = Provider.allCases.filter { campaign.encodes($0) }
         // Batches in flight: one per worker, one in each channel hand-off, a few held for reordering.
         let pool = BatchPool(limit: workers + 4)
