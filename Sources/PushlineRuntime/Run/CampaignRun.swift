@@ -23,7 +23,9 @@ public struct CampaignRun: Sendable {
     public var pipeline: LoadedPipeline
     public var audiencePath: String
     public var outputFolder: String
+    /// Encode workers, clamped to `workerRange` (the CLI rejects values outside it).
     public var workers: Int
+    public static let workerRange = 1...256
     public var readerOptions: AudienceReader.Options
     public var logger: Logger
 
@@ -31,7 +33,8 @@ public struct CampaignRun: Sendable {
         self.pipeline = pipeline
         self.audiencePath = audiencePath
         self.outputFolder = outputFolder
-        self.workers = workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let requested = workers ?? ProcessInfo.processInfo.activeProcessorCount
+        self.workers = min(max(requested, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         self.readerOptions = AudienceReader.Options(maxLineBytes: pipeline.campaign.maxLineBytes)
         self.logger = logger
     }
@@ -79,6 +82,7 @@ public struct CampaignRun: Sendable {
         let sink = DryRunSink(executor: writeThread, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
         let providers = Provider.allCases.filter { campaign.encodes($0) }
         // Batches in flight: one per worker, one in each channel hand-off, a few held for reordering.
+        let workers = min(max(workers, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         let pool = BatchPool(limit: workers + 4)
 
         async let sourceReport = source.run(path: audiencePath, options: readerOptions, into: lines)
@@ -147,4 +151,13 @@ public struct CampaignRun: Sendable {
             logger.info("run ended", metadata: metadata)
         }
     }
+}
+
+/// Devices per second as an integer, for logs and the summary: 0 when no time passed, and clamped
+/// rather than trapping when a tiny duration makes the quotient huge.
+func devicesPerSecond(_ devices: Int, seconds: Double) -> Int {
+    guard seconds > 0 else { return 0 }
+    let rate = Double(devices) / seconds
+    guard rate.isFinite else { return 0 }
+    return rate >= Double(Int.max) ? Int.max : Int(rate)
 }

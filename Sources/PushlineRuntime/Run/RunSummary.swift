@@ -42,7 +42,7 @@ enum RunSummary {
             "files": Dictionary(uniqueKeysWithValues: report.files.map { ($0.name, $0.bytes) }),
         ]
         if report.seconds > 0 {
-            summary["devices_per_second"] = Int(Double(counts.writtenTotal) / report.seconds)
+            summary["devices_per_second"] = devicesPerSecond(counts.writtenTotal, seconds: report.seconds)
         }
         if let error = report.source.error {
             var entry: [String: Any] = ["code": error.code.rawValue, "message": error.description]

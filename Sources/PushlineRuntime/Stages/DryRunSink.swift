@@ -117,7 +117,7 @@ public actor DryRunSink {
 
     private func logProgress(_ counts: RunCounts, elapsed: Duration) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = seconds > 0 ? Int(Double(counts.writtenTotal) / seconds) : 0
+        let rate = devicesPerSecond(counts.writtenTotal, seconds: seconds)
         logger.info("progress", metadata: [
             "lines": "\(counts.lines)", "written": "\(counts.writtenTotal)",
             "rejected": "\(counts.rejectedTotal + counts.linesRejected)", "devices_per_second": "\(rate)",

@@ -25,7 +25,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Audience file, .ndjson or .ndjson.gz, or - for standard input (default: the pipeline's `audience`).", valueName: "file"))
     var audience: String?
 
-    static let maxWorkers = 256
+    static let maxWorkers = CampaignRun.workerRange.upperBound
 
     @Option(help: "Encode workers, 1 to 256 (default: one per core).")
     var workers: Int?
