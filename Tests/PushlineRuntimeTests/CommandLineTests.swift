@@ -124,11 +124,33 @@ struct CommandLineTests {
         #expect(syntax.stderrLines.last == "pushline: error: the template is invalid")
         let data = try PushlineBinary.run(["template", "render", "--template", "x", "--data", "{"])
         #expect(data.status == 2 && data.stderrLines.count == 1 && data.stderr.hasPrefix("pushline: error: the data is not valid JSON"))
+        let array = try PushlineBinary.run(["template", "render", "--template", "x", "--data", "[1]"])
+        #expect(array.status == 2 && array.stderr == "pushline: error: the data must be one JSON object, like an audience line\n")
         let missing = try PushlineBinary.run(["template", "render", "--file", "/nonexistent/t.liquid", "--data", "{}"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "pushline: error: cannot read the template: /nonexistent/t.liquid: No such file or directory\n")
         let endless = try PushlineBinary.run(["template", "render", "--file", "/dev/zero", "--data", "{}"])
         #expect(endless.stderr == "pushline: error: cannot read the template: /dev/zero: larger than 1048576 bytes\n")
+    }
+
+    @Test func runFailuresAreOneErrorLineWithTheirExitCode() throws {
+        let scratch = try Scratch()
+        let unreadable = try PushlineBinary.run(["run", Self.demo, "--dry-run", "--output", scratch.file("out"), "--audience", scratch.file("missing.ndjson"), "--log-level", "critical"])
+        #expect(unreadable.status == 4)
+        #expect(unreadable.stderr == "pushline: error: the audience could not be read: \(scratch.file("missing.ndjson")): cannot open audience: No such file or directory (the lines before the error were processed and written)\n")
+        let device = try PushlineBinary.run(["run", Self.demo, "--dry-run", "--output", "/dev/null", "--log-level", "critical"])
+        #expect(device.status == 5)
+        #expect(device.stderr == "pushline: error: the output folder /dev/null is a device, not a directory\n")
+        // The demo audience has 300 lines.
+        let farLine = try PushlineBinary.run(["render", Self.demo, "--line", "9223372036854775807"])
+        #expect(farLine.status == 4)
+        #expect(farLine.stderr == "pushline: error: the audience has no non-blank line 9223372036854775807 (it has 300 lines)\n")
+        let missingPipeline = try PushlineBinary.run(["validate", scratch.file("none.yaml")])
+        #expect(missingPipeline.status == 2)
+        #expect(missingPipeline.stderrLines == [
+            "\(scratch.file("none.yaml")): error: cannot read the pipeline file: No such file or directory",
+            "pushline: error: \(scratch.file("none.yaml")): invalid pipeline (1 error); nothing was read",
+        ])
     }
 
     @Test func generateAudienceRefusesAnythingButARegularFile() throws {

@@ -125,6 +125,15 @@ struct PipelineLimitsTests {
         #expect(!diagnostic.description.contains("\n"))
     }
 
+    @Test func longTextInADiagnosticIsCut() throws {
+        let key = String(repeating: "k", count: 10_000)
+        // Explicit keys: YAML limits implicit ones to 1024 characters.
+        let diagnostic = try #require(loadFailure("? \(key)\n: 1\n? \(key)\n: 2\n"))
+        let cut = String(repeating: "k", count: 80) + "…"
+        #expect(diagnostic.message == "the key '\(cut)' appears twice in the same mapping")
+        #expect(diagnostic.path == cut)
+    }
+
     @Test func coreTagsAreHonoured() throws {
         let root = try PipelineLoader.parse(yaml: "a: !!str 12\nb: !!int 7\nc: !!seq [1]\n", path: "p.yaml")
         #expect(root["a"]?.stringValue == "12")

@@ -91,7 +91,7 @@ struct YAMLComposer {
             if expectsKey {
                 if anchor != nil { throw fail("anchors on keys are not supported", line, column) }
                 if let tag = Self.string(scalar.tag), tag != Self.coreTag + "str" {
-                    throw fail("keys must be plain strings; found the tag \(tag)", line, column)
+                    throw fail("keys must be plain strings; found the tag \(Self.excerpt(tag))", line, column)
                 }
                 try addKey(text, line, column)
                 return
@@ -108,7 +108,7 @@ struct YAMLComposer {
             if aliases > limits.maxAliases {
                 throw fail("more than \(limits.maxAliases) aliases; the pipeline file is limited to \(limits.maxAliases)", line, column)
             }
-            guard let anchored = anchors[name] else { throw fail("the alias *\(name) names no anchor defined before it", line, column) }
+            guard let anchored = anchors[name] else { throw fail("the alias *\(Self.excerpt(name)) names no anchor defined before it", line, column) }
             try grow(by: anchored.size, line, column)
             var node = anchored.node
             node.line = line
@@ -119,7 +119,7 @@ struct YAMLComposer {
             if expectsKey { throw fail("keys must be plain strings; found a \(isSequence ? "list" : "mapping") as a key", line, column) }
             let tag = Self.string(isSequence ? event.data.sequence_start.tag : event.data.mapping_start.tag)
             if let tag, tag != Self.coreTag + (isSequence ? "seq" : "map") {
-                throw fail("YAML tags are not supported (found \(tag))", line, column)
+                throw fail("YAML tags are not supported (found \(Self.excerpt(tag)))", line, column)
             }
             if stack.count >= limits.maxDepth {
                 throw fail(path: abbreviatedPath(), "nested more than \(limits.maxDepth) levels deep; the pipeline file is limited to \(limits.maxDepth)", line, column)
@@ -156,7 +156,7 @@ struct YAMLComposer {
     private mutating func addKey(_ key: String, _ line: Int, _ column: Int) throws(Failure) {
         guard case .mapping(let entries, var keys, _, let start)? = stack.popLast() else { return }
         if !keys.insert(key).inserted {
-            throw fail("the key '\(key)' appears twice in the same mapping", line, column, path: currentPath().appending(key))
+            throw fail("the key '\(Self.excerpt(key))' appears twice in the same mapping", line, column, path: currentPath().appending(Self.excerpt(key)))
         }
         try grow(by: 1 + key.utf8.count, line, column)
         stack.append(.mapping(entries: entries, keys: keys, pendingKey: key, start: start))
@@ -198,7 +198,7 @@ struct YAMLComposer {
             case Self.coreTag + "int", Self.coreTag + "float", Self.coreTag + "bool", Self.coreTag + "null":
                 return try resolvePlain(text, line, column)
             default:
-                throw fail("YAML tags are not supported (found \(tag))", line, column)
+                throw fail("YAML tags are not supported (found \(Self.excerpt(tag)))", line, column)
             }
         }
         return plain ? try resolvePlain(text, line, column) : .string(text)
@@ -215,12 +215,12 @@ struct YAMLComposer {
         let utf8 = text.utf8
         let digits = utf8.first == UInt8(ascii: "-") || utf8.first == UInt8(ascii: "+") ? utf8.dropFirst() : utf8[...]
         if !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            throw fail("the integer \(text) is out of range (\(Int.min) to \(Int.max))", line, column)
+            throw fail("the integer \(Self.excerpt(text)) is out of range (\(Int.min) to \(Int.max))", line, column)
         }
         if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }),
            text.first.map({ $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." }) == true,
            let double = Double(text) {
-            if !double.isFinite { throw fail("the number \(text) is out of range", line, column) }
+            if !double.isFinite { throw fail("the number \(Self.excerpt(text)) is out of range", line, column) }
             return .double(double)
         }
         return .string(text)
@@ -234,7 +234,7 @@ struct YAMLComposer {
         for frame in stack {
             switch frame {
             case .sequence(let items, _): path = path.appending(index: items.count)
-            case .mapping(_, _, let key, _): if let key { path = path.appending(key) }
+            case .mapping(_, _, let key, _): if let key { path = path.appending(Self.excerpt(key)) }
             }
         }
         return path
@@ -246,7 +246,7 @@ struct YAMLComposer {
         for frame in stack.prefix(8) {
             switch frame {
             case .sequence(let items, _): path = path.appending(index: items.count)
-            case .mapping(_, _, let key, _): if let key { path = path.appending(key) }
+            case .mapping(_, _, let key, _): if let key { path = path.appending(Self.excerpt(key)) }
             }
         }
         return stack.count > 8 ? path.appending("…") : path
@@ -285,6 +285,12 @@ struct YAMLComposer {
             diagnostic.message = message
         }
         return diagnostic
+    }
+
+    /// Text from the file quoted in a diagnostic, cut to 80 characters so a message stays one
+    /// readable line whatever the file holds.
+    private static func excerpt(_ text: String) -> String {
+        text.count <= 80 ? text : String(text.prefix(80)) + "…"
     }
 
     private static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {

@@ -63,7 +63,7 @@ struct RunCommand: AsyncParsableCommand {
         if let failure = report.failure {
             Console.fail(failure)
         } else if let error = report.source.error {
-            Console.fail("the audience could not be read to its end: \(error.description); what came before was written")
+            Console.fail("the audience could not be read: \(error.description) (the lines before the error were processed and written)")
         }
         if report.status != .completed { throw ExitCode(report.status.exitCode) }
     }

@@ -93,6 +93,10 @@ struct TemplateRenderCommand: ParsableCommand {
             Console.fail("the data is not valid JSON: \(error)")
             throw ExitCode(2)
         }
+        guard document.root.kind == .object else {
+            Console.fail("the data must be one JSON object, like an audience line")
+            throw ExitCode(2)
+        }
         var output = RenderOutput(mode: .raw, limit: 1 << 20)
         do {
             try compiled.render(record: document.root, into: &output)
