@@ -94,6 +94,9 @@ struct CommandLineTests {
         (["generate-audience", "5", "x.ndjson", "--hostile", "inf"], "pushline: error: --hostile must be a number between 0 and 1; got inf (see --help)"),
         (["generate-audience", "5", "x.ndjson", "--seed", "18446744073709551616"], "pushline: error: The value '18446744073709551616' is invalid for '--seed <seed>' (see --help)"),
         (["template", "render", "--template", "x", "--record-line", "0", "--audience", "a"], "pushline: error: --record-line must be 1 or more; got 0 (see --help)"),
+        (["run", CommandLineTests.demo, "--output", ""], "pushline: error: --output must not be empty (see --help)"),
+        (["run", CommandLineTests.demo, "--audience", ""], "pushline: error: --audience must not be empty (use - for standard input) (see --help)"),
+        (["generate-audience", "3", ""], "pushline: error: FILE must not be empty (see --help)"),
         (["no-such-command"], "pushline: error: Unexpected argument 'no-such-command' (see --help)"),
     ])
     func outOfRangeFlagsAreOneLineUsageErrors(arguments: [String], message: String) throws {

@@ -26,6 +26,8 @@ public final class OutputFolderLock: Sendable {
 
     /// Creates `folder` if needed and locks it, or fails at once when another run holds it.
     public static func acquire(_ folder: String, startedAt: String) throws(OutputFolderError) -> OutputFolderLock {
+        // An empty path would put the lock file at "/.pushline.lock".
+        if folder.isEmpty { throw .init(folder, .cannotCreate("the path is empty")) }
         switch POSIX.entryKind(folder) {
         case .success(nil):
             if case .failure(let error) = POSIX.makeDirectories(folder) { throw .init(folder, .cannotCreate(error.description)) }

@@ -32,6 +32,7 @@ struct GenerateAudienceCommand: ParsableCommand {
     var hostile: Double = 0
 
     func validate() throws {
+        if file.isEmpty { throw ValidationError("FILE must not be empty") }
         if !(1...Self.maxCount).contains(count) { throw ValidationError("COUNT must be between 1 and \(Self.maxCount); got \(count)") }
         if !(0...1).contains(hostile) { throw ValidationError("--hostile must be a number between 0 and 1; got \(hostile)") }
     }

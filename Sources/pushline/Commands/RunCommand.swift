@@ -34,6 +34,8 @@ struct RunCommand: AsyncParsableCommand {
     var logLevel: Logger.Level = .info
 
     func validate() throws {
+        if output?.isEmpty == true { throw ValidationError("--output must not be empty") }
+        if audience?.isEmpty == true { throw ValidationError("--audience must not be empty (use - for standard input)") }
         if let workers, !(1...Self.maxWorkers).contains(workers) {
             throw ValidationError("--workers must be between 1 and \(Self.maxWorkers); got \(workers)")
         }

@@ -149,6 +149,14 @@ struct OutputFolderLockTests {
         #expect(try Plant.text(victim) == "precious\n")
     }
 
+    @Test func anEmptyFolderPathIsRefused() throws {
+        #expect {
+            _ = try OutputFolderLock.acquire("", startedAt: "t")
+        } throws: { error in
+            (error as! OutputFolderError).description == "cannot create the output folder : the path is empty"
+        }
+    }
+
     @Test func aFileWhereTheFolderShouldBeIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
