@@ -136,12 +136,17 @@ public struct AudienceReader: ~Copyable {
             pending = 0..<filled
             uncompressedBytes = filled
         }
+        // The assembler adds to these (a CR, an eighth for capacity): keep them far from Int.max
+        // whatever a caller passes. The pipeline schema bounds max_line_bytes to 64 MiB anyway.
         assembler = LineAssembler(
-            maxLineBytes: options.maxLineBytes,
-            maxBatchLines: options.maxBatchLines,
-            maxBatchBytes: options.maxBatchBytes
+            maxLineBytes: min(max(options.maxLineBytes, 1), Self.largestLimit),
+            maxBatchLines: min(max(options.maxBatchLines, 1), Self.largestLimit),
+            maxBatchBytes: min(max(options.maxBatchBytes, 1), Self.largestLimit)
         )
     }
+
+    /// 1 TiB: beyond any real line or batch, and sums of a few such values cannot overflow.
+    static let largestLimit = 1 << 40
 
     deinit {
         input.deallocate()
