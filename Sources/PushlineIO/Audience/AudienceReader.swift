@@ -92,7 +92,8 @@ public struct AudienceReader: ~Copyable {
     public init(
         fileDescriptor fd: Int32, closesDescriptor: Bool, name: String, options: Options = Options()
     ) throws(AudienceReadError) {
-        precondition(options.readBufferSize >= 2 && options.inflateBufferSize > 0, "buffer sizes too small")
+        // zlib counts in UInt32: larger buffers would trap when handed to it.
+        precondition((2...(1 << 30)).contains(options.readBufferSize) && (1...(1 << 30)).contains(options.inflateBufferSize), "buffer sizes must be 2 bytes to 1 GiB")
         let input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: options.readBufferSize)
         // Enough bytes to see the gzip magic (a pipe may deliver them one read at a time).
         var filled = 0

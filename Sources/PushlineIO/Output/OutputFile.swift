@@ -64,7 +64,8 @@ public struct OutputFile: ~Copyable {
 
     /// Writes to an already open descriptor (tests use it to inject a failing device).
     init(path: String, temporaryPath: String, descriptor fd: Int32, options: Options) throws(OutputFileError) {
-        precondition(options.bufferSize > 0, "buffer size must be positive")
+        // zlib counts in UInt32: a larger buffer would trap when handed to it.
+        precondition(options.bufferSize > 0 && options.bufferSize <= 1 << 30, "buffer size must be 1 byte to 1 GiB")
         var deflater: GzipDeflater?
         if case .gzip(let level) = options.compression {
             precondition((0...9).contains(level), "gzip level must be 0...9")
