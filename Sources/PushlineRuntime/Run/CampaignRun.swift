@@ -68,6 +68,8 @@ public struct CampaignRun: Sendable {
             log(report)
             return report
         }
+        // The flock lives as long as `lock`: this use at the very end keeps it until the summary
+        // is written.
         defer { _ = lock.folder }
 
         let readThread = DedicatedThreadExecutor(name: "pushline-read")
@@ -82,6 +84,7 @@ public struct CampaignRun: Sendable {
         let sink = DryRunSink(executor: writeThread, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
         let providers = Provider.allCases.filter { campaign.encodes($0) }
         // Batches in flight: one per worker, one in each channel hand-off, a few held for reordering.
+        // `workers` is a public var: clamp again here, where it sizes tasks and the pool.
         let workers = min(max(workers, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         let pool = BatchPool(limit: workers + 4)
 
