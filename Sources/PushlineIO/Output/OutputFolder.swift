@@ -51,6 +51,12 @@ public final class OutputFolderLock: Sendable {
             _ = POSIX.closeDescriptor(fd)
             throw .init(folder, .cannotLock("\(fileName) is not a regular file"))
         }
+        // The holder's details are written into this file: a hard link planted at its name would
+        // make that overwrite another file.
+        guard case .success(1) = POSIX.linkCount(fd) else {
+            _ = POSIX.closeDescriptor(fd)
+            throw .init(folder, .cannotLock("\(fileName) has other hard links"))
+        }
         switch POSIX.tryLockExclusive(fd) {
         case .success(true):
             break

@@ -73,6 +73,13 @@ enum POSIX {
         return .failure(Errno(code: errno))
     }
 
+    /// How many directory entries name the file open on `fd`.
+    static func linkCount(_ fd: Int32) -> Result<Int, Errno> {
+        var info = stat()
+        if fstat(fd, &info) == 0 { return .success(Int(truncatingIfNeeded: info.st_nlink)) }
+        return .failure(Errno(code: errno))
+    }
+
     /// Opens (creating if needed) a lock file: never through a symlink, never blocking on a FIFO.
     static func openLockFile(_ path: String) -> Result<Int32, Errno> {
         retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }

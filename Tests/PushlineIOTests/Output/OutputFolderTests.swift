@@ -135,12 +135,16 @@ struct OutputFolderLockTests {
         _ = again.folder
     }
 
-    @Test(arguments: ["symlink", "fifo"])
+    @Test(arguments: ["symlink", "fifo", "hard link"])
     func aPlantedLockFileIsRefused(kind: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let victim = try directory.write(Array("precious\n".utf8), to: "victim")
-        if kind == "symlink" { try Plant.symlink(directory.file(".pushline.lock"), to: victim) } else { try Plant.fifo(directory.file(".pushline.lock")) }
+        switch kind {
+        case "symlink": try Plant.symlink(directory.file(".pushline.lock"), to: victim)
+        case "fifo": try Plant.fifo(directory.file(".pushline.lock"))
+        default: try FileManager.default.linkItem(atPath: victim, toPath: directory.file(".pushline.lock"))
+        }
         #expect {
             _ = try OutputFolderLock.acquire(directory.path, startedAt: "t")
         } throws: { error in
