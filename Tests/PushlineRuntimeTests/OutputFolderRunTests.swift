@@ -31,7 +31,7 @@ struct OutputFolderRunTests {
         try "previous summary\n".write(toFile: folder + "/summary.json", atomically: true, encoding: .utf8)
         let report = try await runDry(try writePipeline(demoStylePipeline, in: scratch), audience: try Self.audience(in: scratch), output: folder)
         #expect(report.status == .failed && report.status.exitCode == 5)
-        #expect(report.failure == "output folder \(folder) is in use by another run (pid \(getpid()) on host \(ProcessInfo.processInfo.hostName), started 2026-05-06T07:08:09Z); wait for it to finish or choose another output folder")
+        #expect(report.failure == "output folder \(folder) is in use by another run (pid \(getpid()) on host \(systemHostName()), started 2026-05-06T07:08:09Z); wait for it to finish or choose another output folder")
         #expect(report.source.physicalLines == 0 && report.counts.lines == 0, "nothing was read")
         #expect(try String(contentsOfFile: folder + "/summary.json", encoding: .utf8) == "previous summary\n", "the holder's files are untouched")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".pushline.lock", "summary.json"])
@@ -147,4 +147,11 @@ struct ConcurrentRunTests {
         #expect(try readLines(folder + "/requests-apns.ndjson").map { $0["recipient"] as? String } == ["a"])
         #expect(try readSummary(folder)["reconciled"] as? Bool == true)
     }
+}
+
+/// The host name as gethostname(2) gives it (what the lock file records; Foundation's may differ).
+func systemHostName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown" }
+    return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -17,6 +17,13 @@ enum Plant {
     }
 }
 
+/// The host name as gethostname(2) gives it (what the lock file records; Foundation's may differ).
+func systemHostName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown" }
+    return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 @Suite("Output files replace only regular files")
 struct OutputFileOwnershipTests {
     @Test func temporaryNamesAreUniquePerWriter() throws {
@@ -115,13 +122,13 @@ struct OutputFolderLockTests {
         let folder = directory.file("out/nested")
         let first = try OutputFolderLock.acquire(folder, startedAt: "2026-01-02T03:04:05Z")
         let content = try Plant.text(folder + "/.pushline.lock")
-        #expect(content == "pid=\(getpid())\nhost=\(ProcessInfo.processInfo.hostName)\nstarted=2026-01-02T03:04:05Z\n")
+        #expect(content == "pid=\(getpid())\nhost=\(systemHostName())\nstarted=2026-01-02T03:04:05Z\n")
         do {
             _ = try OutputFolderLock.acquire(folder, startedAt: "later")
             Issue.record("a second lock was granted")
         } catch {
             #expect(error.code == .inUse)
-            #expect(error.description == "output folder \(folder) is in use by another run (pid \(getpid()) on host \(ProcessInfo.processInfo.hostName), started 2026-01-02T03:04:05Z); wait for it to finish or choose another output folder")
+            #expect(error.description == "output folder \(folder) is in use by another run (pid \(getpid()) on host \(systemHostName()), started 2026-01-02T03:04:05Z); wait for it to finish or choose another output folder")
         }
         _ = first.folder
     }
