@@ -92,7 +92,8 @@ public struct AudienceReader: ~Copyable {
     public init(
         fileDescriptor fd: Int32, closesDescriptor: Bool, name: String, options: Options = Options()
     ) throws(AudienceReadError) {
-        precondition(options.readBufferSize >= 2 && options.inflateBufferSize > 0, "buffer sizes too small")
+        // zlib counts in UInt32: larger buffers would trap when handed to it.
+        precondition((2...(1 << 30)).contains(options.readBufferSize) && (1...(1 << 30)).contains(options.inflateBufferSize), "buffer sizes must be 2 bytes to 1 GiB")
         let input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: options.readBufferSize)
         // Enough bytes to see the gzip magic (a pipe may deliver them one read at a time).
         var filled = 0
@@ -136,12 +137,17 @@ public struct AudienceReader: ~Copyable {
             pending = 0..<filled
             uncompressedBytes = filled
         }
+        // The assembler adds to these (a CR, an eighth for capacity): keep them far from Int.max
+        // whatever a caller passes. The pipeline schema bounds max_line_bytes to 64 MiB anyway.
         assembler = LineAssembler(
-            maxLineBytes: options.maxLineBytes,
-            maxBatchLines: options.maxBatchLines,
-            maxBatchBytes: options.maxBatchBytes
+            maxLineBytes: min(max(options.maxLineBytes, 1), Self.largestLimit),
+            maxBatchLines: min(max(options.maxBatchLines, 1), Self.largestLimit),
+            maxBatchBytes: min(max(options.maxBatchBytes, 1), Self.largestLimit)
         )
     }
+
+    /// 1 TiB: beyond any real line or batch, and sums of a few such values cannot overflow.
+    static let largestLimit = 1 << 40
 
     deinit {
         input.deallocate()

@@ -1,7 +1,10 @@
 /// An append-only output file (NDJSON requests and results), plain or gzip, written in big chunks.
 ///
-/// **Replace on close.** Bytes go to `path + ".tmp"`; only a successful `close()` renames it to
-/// `path`, replacing any previous file. A run that crashes, or a writer dropped without `close()`
+/// **Replace on close.** Bytes go to a temporary name unique to this writer
+/// (`path.<pid>-<random>.tmp`, created with `O_EXCL | O_NOFOLLOW`, so a file or symlink planted
+/// there is never opened or followed); only a successful `close()` renames it to `path`, replacing
+/// a previous *regular* file. Anything else at `path` (a symlink, FIFO, device, directory) is
+/// refused, when the writer is created and again just before the rename. A run that crashes, or a writer dropped without `close()`
 /// (the temporary file is then removed), never leaves a half-written file under the real name,
 /// so a file that exists is complete. With `syncOnClose`, the data and then the rename are
 /// flushed to disk before `close()` returns.
@@ -32,9 +35,11 @@ public struct OutputFile: ~Copyable {
     /// Where the file appears once closed.
     public let path: String
     /// Where the bytes go until then.
-    public var temporaryPath: String { path + ".tmp" }
+    public let temporaryPath: String
     /// Bytes accepted so far (before compression).
     public private(set) var bytesWritten = 0
+    /// Bytes written to the file so far (after compression): its size on disk once closed.
+    public private(set) var bytesOnDisk = 0
 
     private let syncOnClose: Bool
     private var fd: Int32
@@ -45,22 +50,35 @@ public struct OutputFile: ~Copyable {
     private var failure: OutputFileError?
     private var committed = false
 
-    /// Creates (or truncates) `path + ".tmp"`.
+    /// Creates the temporary file, after checking that `path` is absent or a regular file.
     public init(path: String, options: Options = Options()) throws(OutputFileError) {
-        precondition(options.bufferSize > 0, "buffer size must be positive")
+        try Self.checkReplaceable(path)
+        let temporaryPath = Self.uniqueTemporaryPath(for: path)
+        let fd: Int32
+        switch POSIX.createExclusive(temporaryPath) {
+        case .success(let descriptor): fd = descriptor
+        case .failure(let error): throw .createFailed(path: path, error)
+        }
+        try self.init(path: path, temporaryPath: temporaryPath, descriptor: fd, options: options)
+    }
+
+    /// Writes to an already open descriptor (tests use it to inject a failing device).
+    init(path: String, temporaryPath: String, descriptor fd: Int32, options: Options) throws(OutputFileError) {
+        // zlib counts in UInt32: a larger buffer would trap when handed to it.
+        precondition(options.bufferSize > 0 && options.bufferSize <= 1 << 30, "buffer size must be 1 byte to 1 GiB")
         var deflater: GzipDeflater?
         if case .gzip(let level) = options.compression {
             precondition((0...9).contains(level), "gzip level must be 0...9")
             do {
                 deflater = try GzipDeflater(level: Int32(level), outputBufferSize: options.bufferSize)
             } catch {
+                _ = POSIX.closeDescriptor(fd)
+                POSIX.removeItem(temporaryPath)
                 throw .zlibFailure(path: path, status: error.status)
             }
         }
-        switch POSIX.createForWriting(path + ".tmp") {
-        case .success(let fd): self.fd = fd
-        case .failure(let error): throw .createFailed(path: path, error)
-        }
+        self.fd = fd
+        self.temporaryPath = temporaryPath
         self.deflater = deflater
         self.path = path
         self.syncOnClose = options.syncOnClose
@@ -109,9 +127,11 @@ public struct OutputFile: ~Copyable {
         try withUnsafeBytes(of: &newline) { (byte) throws(OutputFileError) in try write(byte) }
     }
 
-    /// Flushes, ends the gzip member, optionally syncs, and moves the file to `path`.
-    /// On failure the temporary file is removed and nothing appears under `path`.
-    public consuming func close() throws(OutputFileError) {
+    /// Flushes, ends the gzip member, optionally syncs, and moves the file to `path`; returns the
+    /// file's size on disk. On failure the temporary file is removed and nothing appears under
+    /// `path`.
+    @discardableResult
+    public consuming func close() throws(OutputFileError) -> Int {
         if let failure { throw failure }
         try flushBuffer()
         if let deflater {
@@ -125,6 +145,7 @@ public struct OutputFile: ~Copyable {
         if case .failure(let error) = POSIX.closeDescriptor(closing) {
             throw .closeFailed(path: path, error)
         }
+        try Self.checkReplaceable(path)
         if case .failure(let error) = POSIX.renameItem(temporaryPath, to: path) {
             throw .renameFailed(path: path, error)
         }
@@ -132,6 +153,24 @@ public struct OutputFile: ~Copyable {
         if syncOnClose, case .failure(let error) = POSIX.syncDirectory(directory(of: path)) {
             throw .syncFailed(path: path, error)
         }
+        return bytesOnDisk
+    }
+
+    /// `path` must be absent or a regular file: a rename would replace a symlink, FIFO or device
+    /// node itself, and a directory cannot hold our data.
+    static func checkReplaceable(_ path: String) throws(OutputFileError) {
+        switch POSIX.entryKind(path) {
+        case .success(nil), .success(.regular?): return
+        case .success(let kind?): throw .notRegularFile(path: path, kind: kind.name)
+        case .failure(let error): throw .createFailed(path: path, error)
+        }
+    }
+
+    /// `path.<pid>-<16 hex digits>.tmp`: unique to this writer, so two writers never share one.
+    static func uniqueTemporaryPath(for path: String) -> String {
+        var random = SystemRandomNumberGenerator()
+        let token = String(random.next() as UInt64, radix: 16)
+        return path + ".\(POSIX.processID)-\(token).tmp"
     }
 
     private mutating func flushBuffer() throws(OutputFileError) {
@@ -159,9 +198,12 @@ public struct OutputFile: ~Copyable {
     private mutating func compress(_ deflater: GzipDeflater, _ bytes: UnsafeBufferPointer<UInt8>, finish: Bool) throws(OutputFileError) {
         let fd = fd
         let path = path
+        var produced = 0
+        defer { bytesOnDisk += produced }
         do {
             try deflater.compress(bytes, finish: finish) { (compressed) throws(POSIX.Errno) in
                 try POSIX.writeAll(fd, UnsafeRawBufferPointer(compressed)).get()
+                produced += compressed.count
             }
         } catch {
             failure = .writeFailed(path: path, error)
@@ -174,6 +216,7 @@ public struct OutputFile: ~Copyable {
             failure = .writeFailed(path: path, error)
             throw failure!
         }
+        bytesOnDisk += bytes.count
     }
 }
 

@@ -12,6 +12,7 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         public static let closeFailed = Code(rawValue: "output.close_failed")
         public static let renameFailed = Code(rawValue: "output.rename_failed")
         public static let zlibFailure = Code(rawValue: "output.zlib_failure")
+        public static let notRegularFile = Code(rawValue: "output.not_regular_file")
     }
 
     private enum Kind: Equatable {
@@ -21,10 +22,11 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         case closeFailed(reason: String)
         case renameFailed(reason: String)
         case zlibFailure(status: Int32)
+        case notRegularFile(kind: String)
     }
 
     private let kind: Kind
-    /// The final path of the file (the data goes to `path + ".tmp"` until it is closed).
+    /// The final path of the file (the data goes to a temporary name beside it until it is closed).
     public let path: String
 
     private init(_ kind: Kind, path: String) {
@@ -38,6 +40,7 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
     static func closeFailed(path: String, _ error: POSIX.Errno) -> Self { Self(.closeFailed(reason: error.description), path: path) }
     static func renameFailed(path: String, _ error: POSIX.Errno) -> Self { Self(.renameFailed(reason: error.description), path: path) }
     static func zlibFailure(path: String, status: Int32) -> Self { Self(.zlibFailure(status: status), path: path) }
+    static func notRegularFile(path: String, kind: String) -> Self { Self(.notRegularFile(kind: kind), path: path) }
 
     public var code: Code {
         switch kind {
@@ -47,6 +50,7 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         case .closeFailed: .closeFailed
         case .renameFailed: .renameFailed
         case .zlibFailure: .zlibFailure
+        case .notRegularFile: .notRegularFile
         }
     }
 
@@ -59,6 +63,7 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         case .closeFailed(let reason): "cannot close output file: \(reason)"
         case .renameFailed(let reason): "cannot move the finished output file into place: \(reason)"
         case .zlibFailure(let status): "zlib failed with status \(status)"
+        case .notRegularFile(let kind): "refusing to replace \(kind): only a regular file is replaced"
         }
     }
 

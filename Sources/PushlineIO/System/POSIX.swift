@@ -25,9 +25,132 @@ enum POSIX {
         retrying { open(path, O_RDONLY | O_CLOEXEC) }
     }
 
-    /// Creates or truncates `path` for writing (mode 0644 before umask).
-    static func createForWriting(_ path: String) -> Result<Int32, Errno> {
-        retrying { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+    /// Creates `path` for writing (mode 0644 before umask); fails when anything, even a dangling
+    /// symlink, is already there, and never follows a symlink.
+    static func createExclusive(_ path: String) -> Result<Int32, Errno> {
+        retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+    }
+
+    /// What a directory entry is, without following a symlink.
+    enum EntryKind: Equatable {
+        case regular, directory, symlink, fifo, device, socket, other
+
+        init(mode: mode_t) {
+            switch mode & S_IFMT {
+            case S_IFREG: self = .regular
+            case S_IFDIR: self = .directory
+            case S_IFLNK: self = .symlink
+            case S_IFIFO: self = .fifo
+            case S_IFCHR, S_IFBLK: self = .device
+            case S_IFSOCK: self = .socket
+            default: self = .other
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .regular: "a regular file"
+            case .directory: "a directory"
+            case .symlink: "a symbolic link"
+            case .fifo: "a FIFO"
+            case .device: "a device"
+            case .socket: "a socket"
+            case .other: "a special file"
+            }
+        }
+    }
+
+    /// `lstat(2)`: nil when nothing is there.
+    static func entryKind(_ path: String) -> Result<EntryKind?, Errno> {
+        var info = stat()
+        if lstat(path, &info) == 0 { return .success(EntryKind(mode: info.st_mode)) }
+        return errno == ENOENT ? .success(nil) : .failure(Errno(code: errno))
+    }
+
+    static func descriptorKind(_ fd: Int32) -> Result<EntryKind, Errno> {
+        var info = stat()
+        if fstat(fd, &info) == 0 { return .success(EntryKind(mode: info.st_mode)) }
+        return .failure(Errno(code: errno))
+    }
+
+    /// How many directory entries name the file open on `fd`.
+    static func linkCount(_ fd: Int32) -> Result<Int, Errno> {
+        var info = stat()
+        if fstat(fd, &info) == 0 { return .success(Int(truncatingIfNeeded: info.st_nlink)) }
+        return .failure(Errno(code: errno))
+    }
+
+    /// Opens (creating if needed) a lock file: never through a symlink, never blocking on a FIFO.
+    static func openLockFile(_ path: String) -> Result<Int32, Errno> {
+        retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
+    }
+
+    /// `flock(LOCK_EX | LOCK_NB)`: false when another open file holds the lock.
+    static func tryLockExclusive(_ fd: Int32) -> Result<Bool, Errno> {
+        while true {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return .success(true) }
+            if errno == EWOULDBLOCK { return .success(false) }
+            if errno != EINTR { return .failure(Errno(code: errno)) }
+        }
+    }
+
+    /// Replaces the whole content of `fd` with `bytes`.
+    static func replaceContents(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
+        if ftruncate(fd, 0) != 0 { return .failure(Errno(code: errno)) }
+        if lseek(fd, 0, SEEK_SET) < 0 { return .failure(Errno(code: errno)) }
+        return bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    /// Up to `limit` bytes from the start of `fd`.
+    static func readPrefix(_ fd: Int32, limit: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, limit, 0) }
+        return count > 0 ? Array(bytes[..<count]) : []
+    }
+
+    /// The names in a directory (without `.` and `..`).
+    static func directoryEntries(_ path: String) -> Result<[String], Errno> {
+        guard let directory = opendir(path) else { return .failure(Errno(code: errno)) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return .success(names)
+    }
+
+    /// Removes a file (not a directory).
+    static func unlinkItem(_ path: String) -> Result<Void, Errno> {
+        unlink(path) == 0 || errno == ENOENT ? .success(()) : .failure(Errno(code: errno))
+    }
+
+    /// `stat(2)`, following symlinks.
+    static func followedKind(_ path: String) -> Result<EntryKind, Errno> {
+        var info = stat()
+        if stat(path, &info) == 0 { return .success(EntryKind(mode: info.st_mode)) }
+        return .failure(Errno(code: errno))
+    }
+
+    /// `mkdir -p`: creates `path` and its missing parents (mode 0755 before umask).
+    static func makeDirectories(_ path: String) -> Result<Void, Errno> {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { return .failure(Errno(code: errno)) }
+            prefix += "/"
+        }
+        return .success(())
+    }
+
+    static var processID: Int32 { getpid() }
+
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Reads up to `buffer.count` bytes; 0 means end of file.

@@ -1,7 +1,7 @@
 public import PushlineCore
 public import PushlineEncoding
 import Foundation
-import Yams
+import PushlineIO
 
 /// A pipeline file read and compiled: the campaign plus where its files are.
 public struct LoadedPipeline: Sendable {
@@ -21,21 +21,19 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [ConfigDiagnostic]
 
     public var description: String {
-        diagnostics.map { "\(path):\($0.description)" }.joined(separator: "\n")
+        diagnostics.map { "\(path):\($0.line > 0 ? "" : " ")\($0.description)" }.joined(separator: "\n")
     }
 }
 
 /// Reads a pipeline YAML file into a `ConfigNode` tree (keeping line and column of every value)
 /// and compiles it into a `Campaign`.
+///
+/// The file is read up to `ConfigLimits.maxFileBytes` and composed by `YAMLComposer`, which bounds
+/// depth, aliases and expanded size before any tree is walked.
 public enum PipelineLoader {
-    public static func load(path: String, now: Int) throws(PipelineError) -> LoadedPipeline {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw PipelineError(path: path, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "cannot read the pipeline file: \(error.localizedDescription)")])
-        }
-        let root = try parse(yaml: text, path: path)
+    public static func load(path: String, now: Int, limits: ConfigLimits = .standard) throws(PipelineError) -> LoadedPipeline {
+        let bytes = try readFile(path, limit: limits.maxFileBytes)
+        let root = try parse(bytes: bytes, path: path, limits: limits)
         let campaign: Campaign
         do {
             campaign = try Campaign.compile(root, now: now)
@@ -49,64 +47,37 @@ public enum PipelineLoader {
     }
 
     /// Parses YAML text into a configuration tree.
-    public static func parse(yaml text: String, path: String) throws(PipelineError) -> ConfigNode {
-        let node: Yams.Node?
+    public static func parse(yaml text: String, path: String, limits: ConfigLimits = .standard) throws(PipelineError) -> ConfigNode {
+        let bytes = Array(text.utf8)
+        if bytes.count > limits.maxFileBytes { throw tooLarge(path, limits) }
+        return try parse(bytes: bytes, path: path, limits: limits)
+    }
+
+    static func parse(bytes: [UInt8], path: String, limits: ConfigLimits) throws(PipelineError) -> ConfigNode {
+        let node: ConfigNode?
         do {
-            node = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw PipelineError(path: path, diagnostics: [yamlDiagnostic(error)])
+            node = try YAMLComposer.compose(bytes, limits: limits)
         } catch {
-            throw PipelineError(path: path, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "not valid YAML: \(error)")])
+            throw PipelineError(path: path, diagnostics: [error.diagnostic])
         }
         guard let node else {
             throw PipelineError(path: path, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "the pipeline file is empty")])
         }
-        return convert(node)
+        return node
     }
 
-    static func convert(_ node: Yams.Node) -> ConfigNode {
-        let line = (node.mark?.line ?? 0)
-        let column = (node.mark?.column ?? 0)
-        switch node {
-        case .scalar(let scalar):
-            return ConfigNode(scalarValue(scalar, tag: node.tag), line: line, column: column)
-        case .mapping(let mapping):
-            let entries = mapping.map { (key: $0.key.string ?? String(describing: $0.key), node: convert($0.value)) }
-            return ConfigNode(.mapping(entries), line: line, column: column)
-        case .sequence(let sequence):
-            return ConfigNode(.sequence(sequence.map(convert)), line: line, column: column)
-        case .alias:
-            return ConfigNode(.null, line: line, column: column)
+    /// Reads at most `limit + 1` bytes, so a huge file or a device such as /dev/zero costs nothing.
+    static func readFile(_ path: String, limit: Int) throws(PipelineError) -> [UInt8] {
+        do {
+            return try BoundedFile.read(path, limit: limit)
+        } catch {
+            if case .tooLarge = error.reason { throw tooLarge(path, ConfigLimits(maxFileBytes: limit)) }
+            throw PipelineError(path: path, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "cannot read the pipeline file: \(error.message)")])
         }
     }
 
-    /// YAML 1.2 core schema for plain scalars; quoted scalars are always strings.
-    static func scalarValue(_ scalar: Yams.Node.Scalar, tag: Yams.Tag) -> ConfigNode.Value {
-        let text = scalar.string
-        guard scalar.style == .plain else { return .string(text) }
-        switch text {
-        case "", "~", "null", "Null", "NULL": return .null
-        case "true", "True", "TRUE": return .bool(true)
-        case "false", "False", "FALSE": return .bool(false)
-        default: break
-        }
-        if let int = Int(text) { return .int(int) }
-        if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let double = Double(text), double.isFinite,
-           text.first.map({ $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." }) == true {
-            return .double(double)
-        }
-        return .string(text)
-    }
-
-    static func yamlDiagnostic(_ error: YamlError) -> ConfigDiagnostic {
-        switch error {
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
-            var diagnostic = ConfigDiagnostic(.error, path: ConfigPath(), "not valid YAML: \(problem)\(context.map { " \($0.text)" } ?? "")")
-            diagnostic.line = mark.line
-            diagnostic.column = mark.column
-            return diagnostic
-        default:
-            return ConfigDiagnostic(.error, path: ConfigPath(), "not valid YAML: \(error)")
-        }
+    static func tooLarge(_ path: String, _ limits: ConfigLimits) -> PipelineError {
+        PipelineError(path: path, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "the pipeline file is larger than \(limits.maxFileBytes) bytes")])
     }
 }
+

@@ -23,7 +23,9 @@ public struct CampaignRun: Sendable {
     public var pipeline: LoadedPipeline
     public var audiencePath: String
     public var outputFolder: String
+    /// Encode workers, clamped to `workerRange` (the CLI rejects values outside it).
     public var workers: Int
+    public static let workerRange = 1...256
     public var readerOptions: AudienceReader.Options
     public var logger: Logger
 
@@ -31,12 +33,18 @@ public struct CampaignRun: Sendable {
         self.pipeline = pipeline
         self.audiencePath = audiencePath
         self.outputFolder = outputFolder
-        self.workers = workers ?? max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let requested = workers ?? ProcessInfo.processInfo.activeProcessorCount
+        self.workers = min(max(requested, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         self.readerOptions = AudienceReader.Options(maxLineBytes: pipeline.campaign.maxLineBytes)
         self.logger = logger
     }
 
     public func run() async -> RunReport {
+        await run(encoder: CampaignEncoder(campaign: pipeline.campaign))
+    }
+
+    /// Runs with `encoder` in place of the campaign's own (the seam tests use to inject failures).
+    public func run<Encoder: LineEncoding>(encoder: Encoder) async -> RunReport {
         let campaign = pipeline.campaign
         let started = ContinuousClock.now
         let startedAt = Date()
@@ -44,6 +52,25 @@ public struct CampaignRun: Sendable {
             "campaign": "\(campaign.name)", "audience": "\(audiencePath)", "output": "\(outputFolder)",
             "workers": "\(workers)", "mode": "dry-run",
         ])
+
+        // The folder belongs to this run until the summary is written: a second run is refused
+        // before it reads anything, and the previous run's results go before any of ours appear.
+        let lock: OutputFolderLock
+        do {
+            lock = try OutputFolderLock.acquire(outputFolder, startedAt: ISO8601DateFormatter().string(from: startedAt))
+            let removed = try lock.removeStaleResults()
+            if !removed.isEmpty {
+                logger.info("removed the previous run's results", metadata: ["files": "\(removed.joined(separator: ", "))"])
+            }
+        } catch {
+            var report = RunReport(status: .failed, counts: RunCounts(), source: SourceReport(path: audiencePath), files: [], outputFolder: outputFolder, seconds: 0)
+            report.failure = error.description
+            log(report)
+            return report
+        }
+        // The flock lives as long as `lock`: this use at the very end keeps it until the summary
+        // is written.
+        defer { _ = lock.folder }
 
         let readThread = DedicatedThreadExecutor(name: "pushline-read")
         let writeThread = DedicatedThreadExecutor(name: "pushline-write")
@@ -55,9 +82,10 @@ public struct CampaignRun: Sendable {
         let encoded = AsyncChannel<EncodedBatch>()
         let source = AudienceSource(executor: readThread)
         let sink = DryRunSink(executor: writeThread, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
-        let encoder = CampaignEncoder(campaign: campaign)
         let providers = Provider.allCases.filter { campaign.encodes($0) }
         // Batches in flight: one per worker, one in each channel hand-off, a few held for reordering.
+        // `workers` is a public var: clamp again here, where it sizes tasks and the pool.
+        let workers = min(max(workers, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         let pool = BatchPool(limit: workers + 4)
 
         async let sourceReport = source.run(path: audiencePath, options: readerOptions, into: lines)
@@ -104,7 +132,7 @@ public struct CampaignRun: Sendable {
         do {
             try RunSummary.write(report, campaign: campaign, pipelinePath: pipeline.path, startedAt: startedAt, to: outputFolder + "/summary.json")
         } catch {
-            report.failure = "cannot write summary.json: \(error.localizedDescription)"
+            report.failure = "cannot write summary.json: \(error)"
             report.status = .failed
         }
         log(report)
@@ -126,4 +154,13 @@ public struct CampaignRun: Sendable {
             logger.info("run ended", metadata: metadata)
         }
     }
+}
+
+/// Devices per second as an integer, for logs and the summary: 0 when no time passed, and clamped
+/// rather than trapping when a tiny duration makes the quotient huge.
+func devicesPerSecond(_ devices: Int, seconds: Double) -> Int {
+    guard seconds > 0 else { return 0 }
+    let rate = Double(devices) / seconds
+    guard rate.isFinite else { return 0 }
+    return rate >= Double(Int.max) ? Int.max : Int(rate)
 }

@@ -1,6 +1,7 @@
 import PushlineCore
 import PushlineEncoding
 import Foundation
+import PushlineIO
 
 /// `summary.json`: what a run did, in numbers that add up (see docs/output.md).
 enum RunSummary {
@@ -41,7 +42,7 @@ enum RunSummary {
             "files": Dictionary(uniqueKeysWithValues: report.files.map { ($0.name, $0.bytes) }),
         ]
         if report.seconds > 0 {
-            summary["devices_per_second"] = Int(Double(counts.writtenTotal) / report.seconds)
+            summary["devices_per_second"] = devicesPerSecond(counts.writtenTotal, seconds: report.seconds)
         }
         if let error = report.source.error {
             var entry: [String: Any] = ["code": error.code.rawValue, "message": error.description]
@@ -51,7 +52,10 @@ enum RunSummary {
         if let failure = report.failure { summary["failure"] = failure }
         var data = try JSONSerialization.data(withJSONObject: summary, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         data.append(0x0A)
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        // Through OutputFile like every result: a unique O_EXCL temporary, renamed only over a
+        // regular file.
+        var file = try OutputFile(path: path)
+        try file.write(data)
+        try file.close()
     }
 }

@@ -63,17 +63,14 @@ public actor DryRunSink {
         var report = SinkReport()
         var requestFiles: [Provider: OpenFile] = [:]
         let rejects: OpenFile
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        do throws(OutputFileError) {
             for provider in providers {
                 let name = "requests-\(provider.rawValue).ndjson" + (gzip ? ".gz" : "")
                 requestFiles[provider] = OpenFile(name: name, file: try open(name, compressed: gzip))
             }
             rejects = OpenFile(name: "rejects.ndjson", file: try open("rejects.ndjson", compressed: false))
-        } catch let error as OutputFileError {
-            throw SinkError(message: error.description)
         } catch {
-            throw SinkError(message: "cannot create the output folder \(folder): \(error.localizedDescription)")
+            throw SinkError(message: error.description)
         }
 
         var pending: [Int: EncodedBatch] = [:]
@@ -103,8 +100,8 @@ public actor DryRunSink {
             }
             for file in Array(requestFiles.values) + [rejects] {
                 guard let open = file.file.take() else { continue }
-                let bytes = open.bytesWritten
-                try open.close()
+                // Bytes on disk (compressed for .gz), as `ls -l` shows them.
+                let bytes = try open.close()
                 report.files.append((file.name, bytes))
             }
         } catch {
@@ -120,7 +117,7 @@ public actor DryRunSink {
 
     private func logProgress(_ counts: RunCounts, elapsed: Duration) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = seconds > 0 ? Int(Double(counts.writtenTotal) / seconds) : 0
+        let rate = devicesPerSecond(counts.writtenTotal, seconds: seconds)
         logger.info("progress", metadata: [
             "lines": "\(counts.lines)", "written": "\(counts.writtenTotal)",
             "rejected": "\(counts.rejectedTotal + counts.linesRejected)", "devices_per_second": "\(rate)",

@@ -1,14 +1,19 @@
 public import PushlineEncoding
 import PushlineCore
+import PushlineIO
 public import AsyncAlgorithms
 
 /// Stage 2: parse, route and encode, as `workers` parallel tasks over whole batches.
 ///
 /// This is the CPU-heavy stage, so it runs on the cooperative pool, one worker per core. A worker
 /// takes a batch of lines, and sends on one `EncodedBatch`: one actor hop per few thousand lines.
+///
+/// Every batch taken is sent on, whatever the encoder does: a line whose encoding throws is
+/// accounted as `internal_error` rejects (see `LineFailure`) and the batch goes on, so the sink
+/// always gets every sequence number and the run reconciles.
 public enum EncodeStage {
-    public static func run(
-        encoder: CampaignEncoder, workers: Int, pool: BatchPool,
+    public static func run<Encoder: LineEncoding>(
+        encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64,
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
@@ -16,21 +21,14 @@ public enum EncodeStage {
                 group.addTask {
                     var context = encoder.makeContext()
                     for await numbered in input {
-                        let batch = numbered.lines
                         var encoded = pool.take(sequence: numbered.sequence)
-                        encoded.firstLine = batch.lineNumbers.lowerBound
-                        encoded.lastLine = batch.lineNumbers.upperBound - 1
-                        encoded.counts.blankLines = batch.lineNumbers.count - batch.lines.count - batch.oversizeLines.count
-                        // Request bytes per batch are roughly the line bytes: reserve once.
-                        let estimate = batch.buffer.count + batch.buffer.count / 2
-                        for provider in Provider.allCases where encoder.campaign.encodes(provider) {
-                            encoded.requests[provider.ordinal].reserveCapacity(estimate)
-                        }
-                        for oversize in batch.oversizeLines {
-                            encoder.rejectOversizeLine(oversize.lineNumber, length: oversize.byteLength, into: &encoded)
-                        }
-                        for line in batch.lines {
-                            encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: line.lineNumber, range: line.range), into: &encoded, context: &context)
+                        do {
+                            try encode(numbered.lines, with: encoder, context: &context, into: &encoded)
+                        } catch {
+                            // Slow path, only after a failure: start the batch again, guarding
+                            // each line so the failing ones are accounted and the rest written.
+                            encoded.removeAll(sequence: numbered.sequence)
+                            encodeGuarded(numbered.lines, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, into: &encoded)
                         }
                         await output.send(encoded)
                     }
@@ -38,5 +36,56 @@ public enum EncodeStage {
             }
         }
         output.finish()
+    }
+
+    /// Prepares `encoded` for `batch`: line range, blank lines, oversize rejects, capacity.
+    private static func begin<Encoder: LineEncoding>(_ batch: LineBatch, with encoder: Encoder, into encoded: inout EncodedBatch) {
+        encoded.firstLine = batch.lineNumbers.lowerBound
+        encoded.lastLine = batch.lineNumbers.upperBound - 1
+        var counts = RunCounts()
+        counts.blankLines = batch.lineNumbers.count - batch.lines.count - batch.oversizeLines.count
+        if counts.blankLines != 0 { encoded.counts = counts }
+        // Request bytes per batch are roughly the line bytes: reserve once.
+        let estimate = batch.buffer.count + batch.buffer.count / 2
+        for provider in Provider.allCases where encoder.campaign.encodes(provider) {
+            encoded.requests[provider.ordinal].reserveCapacity(estimate)
+        }
+        for oversize in batch.oversizeLines {
+            encoder.rejectOversizeLine(oversize.lineNumber, length: oversize.byteLength, into: &encoded)
+        }
+    }
+
+    /// The fast path: every line straight into the batch.
+    private static func encode<Encoder: LineEncoding>(
+        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, into encoded: inout EncodedBatch
+    ) throws {
+        begin(batch, with: encoder, into: &encoded)
+        for line in batch.lines {
+            try encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: line.lineNumber, range: line.range), into: &encoded, context: &context)
+        }
+    }
+
+    /// Each line guarded: a failing line's partial output and counts are rolled back, and its
+    /// devices become `internal_error` rejects.
+    private static func encodeGuarded<Encoder: LineEncoding>(
+        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, maxJSONDepth: Int, into encoded: inout EncodedBatch
+    ) {
+        begin(batch, with: encoder, into: &encoded)
+        for line in batch.lines {
+            let audienceLine = AudienceLine(number: line.lineNumber, range: line.range)
+            let counts = encoded.counts
+            let marks = encoded.requests.map(\.count)
+            let rejectMark = encoded.rejects.count
+            do {
+                try encoder.encodeLine(buffer: batch.buffer, line: audienceLine, into: &encoded, context: &context)
+            } catch {
+                for index in encoded.requests.indices where encoded.requests[index].count > marks[index] {
+                    encoded.requests[index].truncate(to: marks[index], needsComma: false)
+                }
+                if encoded.rejects.count > rejectMark { encoded.rejects.truncate(to: rejectMark, needsComma: false) }
+                encoded.counts = counts
+                LineFailure.account(audienceLine, buffer: batch.buffer, error: error, maxJSONDepth: maxJSONDepth, into: &encoded)
+            }
+        }
     }
 }

@@ -6,6 +6,8 @@ struct GenerateAudienceCommand: ParsableCommand {
         commandName: "generate-audience",
         abstract: "Write a realistic synthetic audience (gzip when FILE ends in .gz).",
         discussion: """
+        FILE is replaced only when it is absent or a regular file (never a symlink, FIFO or
+        device); the data goes to a temporary file beside it, renamed into place when complete.
         Customers have non-ASCII names in many scripts and one to three devices across iOS (APNs,
         some through FCM), Android, Web Push and Fire OS. With --hostile, that share of customers
         get first names and event titles full of JSON-hostile text (quotes, backslashes, control
@@ -13,7 +15,11 @@ struct GenerateAudienceCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "Number of customers.")
+    /// Far above any test or benchmark, and small enough that device counts (three per
+    /// customer at most) never approach Int.max.
+    static let maxCount = 1_000_000_000
+
+    @Argument(help: "Number of customers (1 to 1000000000).")
     var count: Int
 
     @Argument(help: "Output file (.ndjson or .ndjson.gz).")
@@ -26,13 +32,20 @@ struct GenerateAudienceCommand: ParsableCommand {
     var hostile: Double = 0
 
     func validate() throws {
-        if count < 1 { throw ValidationError("COUNT must be at least 1") }
-        if !(0...1).contains(hostile) { throw ValidationError("--hostile must be between 0 and 1") }
+        if file.isEmpty { throw ValidationError("FILE must not be empty") }
+        if !(1...Self.maxCount).contains(count) { throw ValidationError("COUNT must be between 1 and \(Self.maxCount); got \(count)") }
+        if !(0...1).contains(hostile) { throw ValidationError("--hostile must be a number between 0 and 1; got \(hostile)") }
     }
 
     func run() throws {
         let generator = AudienceGenerator(seed: seed, hostileFraction: hostile)
-        let devices = try generator.write(count: count, to: file)
-        print("wrote \(count) customers with \(devices) devices to \(file)")
+        let devices: Int
+        do {
+            devices = try generator.write(count: count, to: file)
+        } catch {
+            Console.fail("\(error)")
+            throw ExitCode(RunStatus.failed.exitCode)
+        }
+        try Console.line("wrote \(count) customers with \(devices) devices to \(file)")
     }
 }

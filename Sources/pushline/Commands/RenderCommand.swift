@@ -10,7 +10,7 @@ struct RenderCommand: ParsableCommand {
 
     @OptionGroup var options: PipelineOptions
 
-    @Option(help: "The audience line to render.")
+    @Option(help: "The audience line to render (1-based).")
     var line: Int
 
     @Option(help: ArgumentHelp("Audience file (default: the pipeline's `audience`).", valueName: "file"))
@@ -26,25 +26,26 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         let loaded = try options.load()
         guard let audiencePath = audience ?? loaded.audiencePath else {
-            throw ValidationError("no audience: set `audience:` in the pipeline or pass --audience")
+            Console.fail("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
+            throw ExitCode(RunStatus.invalidPipelineExitCode)
         }
         let preview: LinePreview
         do {
             preview = try LinePreview.render(pipeline: loaded, audiencePath: audiencePath, line: line)
         } catch {
-            printError("\(error)")
-            throw ExitCode(4)
+            Console.fail("\(error)")
+            throw ExitCode(RunStatus.inputError.exitCode)
         }
         for request in preview.requests {
-            print(compact ? request : LinePreview.pretty(request))
+            try Console.line(compact ? request : LinePreview.pretty(request))
         }
         for warning in preview.warnings {
-            printError("warning: \(warning)")
+            Console.error("warning: \(warning)")
         }
         for reject in preview.rejects {
-            printError("reject: \(reject)")
+            Console.error("reject: \(reject)")
         }
         let skipped = preview.counts.skipped.map { "\($0.value) \($0.key)" }.sorted()
-        if !skipped.isEmpty { printError("skipped: \(skipped.joined(separator: ", "))") }
+        if !skipped.isEmpty { Console.error("skipped: \(skipped.joined(separator: ", "))") }
     }
 }

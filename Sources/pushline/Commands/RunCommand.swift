@@ -25,24 +25,30 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Audience file, .ndjson or .ndjson.gz, or - for standard input (default: the pipeline's `audience`).", valueName: "file"))
     var audience: String?
 
-    @Option(help: "Encode workers (default: one per core).")
+    static let maxWorkers = CampaignRun.workerRange.upperBound
+
+    @Option(help: "Encode workers, 1 to 256 (default: one per core).")
     var workers: Int?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
-        if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if output?.isEmpty == true { throw ValidationError("--output must not be empty") }
+        if audience?.isEmpty == true { throw ValidationError("--audience must not be empty (use - for standard input)") }
+        if let workers, !(1...Self.maxWorkers).contains(workers) {
+            throw ValidationError("--workers must be between 1 and \(Self.maxWorkers); got \(workers)")
+        }
     }
 
     func run() async throws {
         let loaded = try options.load()
         if loaded.campaign.hasCredentials && !dryRun {
-            printError("sending to providers is not available in this version: run with --dry-run")
+            Console.fail("sending to providers is not available in this version: run with --dry-run")
             throw ExitCode(RunStatus.invalidPipelineExitCode)
         }
         guard let audiencePath = audience ?? loaded.audiencePath else {
-            printError("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
+            Console.fail("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
             throw ExitCode(RunStatus.invalidPipelineExitCode)
         }
         let level = logLevel
@@ -56,6 +62,11 @@ struct RunCommand: AsyncParsableCommand {
             workers: workers, logger: Logger(label: "pushline")
         )
         let report = await run.run()
+        if let failure = report.failure {
+            Console.fail(failure)
+        } else if let error = report.source.error {
+            Console.fail("the audience could not be read: \(error.description) (the lines before the error were processed and written)")
+        }
         if report.status != .completed { throw ExitCode(report.status.exitCode) }
     }
 }

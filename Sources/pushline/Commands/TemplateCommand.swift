@@ -1,6 +1,6 @@
 public import ArgumentParser
-import Foundation
 import PushlineCore
+import PushlineIO
 import PushlineRuntime
 public import PushlineTemplates
 
@@ -42,43 +42,69 @@ struct TemplateRenderCommand: ParsableCommand {
     @Flag(help: "HTML-escape {{ }} output (Handlebars spec behaviour).")
     var htmlEscape = false
 
+    /// Largest template file: far above any notification text, and bounded so --file /dev/zero
+    /// is an error, not a hang.
+    static let maxTemplateBytes = 1 << 20
+
     func validate() throws {
         if (template == nil) == (file == nil) { throw ValidationError("give exactly one of --template and --file") }
         if (data == nil) == (recordLine == nil) { throw ValidationError("give exactly one of --data and --record-line") }
         if recordLine != nil && audience == nil { throw ValidationError("--record-line needs --audience") }
+        if let recordLine, recordLine < 1 { throw ValidationError("--record-line must be 1 or more; got \(recordLine)") }
     }
 
+    /// Exit codes: 2 the template or the data is invalid, 3 the render failed, 4 the audience
+    /// line could not be read, 5 standard output could not be written.
     func run() throws {
         let source: String
-        if let template { source = template } else { source = try String(contentsOfFile: file!, encoding: .utf8) }
+        if let template {
+            source = template
+        } else {
+            do {
+                source = String(decoding: try BoundedFile.read(file ?? "", limit: Self.maxTemplateBytes), as: UTF8.self)
+            } catch {
+                Console.fail("cannot read the template: \(error)")
+                throw ExitCode(2)
+            }
+        }
         let compiled: any CompiledTemplate
         do {
             compiled = try TemplateCompiler.compile(source, dialect: dialect, options: TemplateOptions(strict: strict, htmlEscape: htmlEscape))
         } catch {
-            printError("\(file ?? "template"):\(error.line):\(error.column): \(error.message)")
+            Console.error("\(file ?? "template"):\(error.line):\(error.column): error: \(error.message)")
+            Console.fail("the template is invalid")
             throw ExitCode(2)
         }
         let bytes: [UInt8]
         if let data {
             bytes = Array(data.utf8)
         } else {
-            bytes = try AudienceLineReader.line(recordLine!, of: audience!)
+            do {
+                bytes = try AudienceLineReader.line(recordLine ?? 1, of: audience ?? "")
+            } catch {
+                Console.fail("\(error)")
+                throw ExitCode(4)
+            }
         }
         let document: JSONDocument
         do {
             document = try JSONDocument(bytes: bytes)
         } catch {
-            printError("data: \(error)")
+            Console.fail("the data is not valid JSON: \(error)")
+            throw ExitCode(2)
+        }
+        guard document.root.kind == .object else {
+            Console.fail("the data must be one JSON object, like an audience line")
             throw ExitCode(2)
         }
         var output = RenderOutput(mode: .raw, limit: 1 << 20)
         do {
             try compiled.render(record: document.root, into: &output)
         } catch {
-            printError("render failed: \(error)")
+            Console.fail("render failed: \(error)")
             throw ExitCode(3)
         }
-        FileHandle.standardOutput.write(Data(output.bytes + [0x0A]))
+        try Console.bytes(output.bytes + [0x0A])
     }
 }
 

@@ -4,11 +4,21 @@ import PushlineRuntime
 
 /// Options every command that reads a pipeline file shares.
 struct PipelineOptions: ParsableArguments {
+    /// The latest `--now`: 9999-12-31T23:59:59Z. Relative expiries are added to the clock; with
+    /// the clock bounded here (and expiries bounded by the schema) the sum cannot overflow.
+    static let latestClock = 253_402_300_799
+
     @Argument(help: "The pipeline file (YAML), e.g. pipelines/demo.yaml.")
     var pipeline: String
 
-    @Option(help: ArgumentHelp("The run's clock as UNIX seconds, from which relative expiries count (default: now). Fix it to make dry runs reproducible.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("The run's clock as UNIX seconds (0 to 253402300799, i.e. up to the year 9999), from which relative expiries count (default: now). Fix it to make dry runs reproducible.", valueName: "seconds"))
     var now: Int?
+
+    func validate() throws {
+        if let now, !(0...Self.latestClock).contains(now) {
+            throw ValidationError("--now must be between 0 and \(Self.latestClock) (UNIX seconds up to the year 9999); got \(now)")
+        }
+    }
 
     var clock: Int { now ?? Int(Date().timeIntervalSince1970) }
 
@@ -17,17 +27,14 @@ struct PipelineOptions: ParsableArguments {
         do {
             let loaded = try PipelineLoader.load(path: pipeline, now: clock)
             for warning in loaded.campaign.warnings {
-                printError("\(pipeline):\(warning)")
+                Console.error("\(pipeline):\(warning)")
             }
             return loaded
         } catch {
-            printError(error.description)
-            printError("\(pipeline): invalid pipeline (\(error.diagnostics.filter { $0.severity == .error }.count) errors); nothing was read")
+            Console.error(error.description)
+            let count = error.diagnostics.filter { $0.severity == .error }.count
+            Console.fail("\(pipeline): invalid pipeline (\(count) error\(count == 1 ? "" : "s")); nothing was read")
             throw ExitCode(RunStatus.invalidPipelineExitCode)
         }
     }
-}
-
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -102,3 +102,22 @@ import Testing
         }
     }
 }
+
+@Suite("Reader limits from callers")
+struct ReaderLimitTests {
+    /// `maxLineBytes + 1` once trapped for Int.max; the reader clamps what callers pass.
+    @Test(arguments: [Int.max, Int.max - 1, Int.min, 0])
+    func extremeLineLimitsDoNotTrap(limit: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = try directory.write(Array("{\"id\":1}\r\nxy\n".utf8), to: "a.ndjson")
+        let result = try readAll(path: path, options: .init(maxLineBytes: limit))
+        #expect(result.error == nil)
+        if limit > 0 {
+            #expect(result.texts == ["{\"id\":1}", "xy"])
+        } else {
+            // A limit of 0 or below is clamped to 1 byte: both lines (8 and 2 bytes) are oversize.
+            #expect(result.texts.isEmpty && result.oversize.map(\.lineNumber) == [1, 2])
+        }
+    }
+}

@@ -1,5 +1,5 @@
 import Foundation
-import PushlineIO
+@testable import PushlineIO
 import Testing
 
 @Suite struct OutputFileTests {
@@ -26,13 +26,13 @@ import Testing
         var file = try OutputFile(path: path, options: .init(bufferSize: 64 << 10))
         let expected = try Self.writeRecords(to: &file)
         let (temporary, written) = (file.temporaryPath, file.bytesWritten)
-        #expect(temporary == path + ".tmp")
+        #expect(temporary.hasPrefix(path + ".") && temporary.hasSuffix(".tmp") && temporary != path + ".tmp")
         #expect(written == expected.count)
         #expect(FileManager.default.fileExists(atPath: temporary))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("old contents\n".utf8), "the old file stays until close")
 
         try file.close()
-        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        #expect(!FileManager.default.fileExists(atPath: temporary))
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == expected)
     }
 
@@ -110,10 +110,9 @@ import Testing
         do {
             var file = try OutputFile(path: path, options: .init(compression: gzip ? .gzip() : .none, bufferSize: 16))
             try file.writeLine(Array("a record longer than the buffer".utf8))
-            #expect(FileManager.default.fileExists(atPath: path + ".tmp"))
+            #expect(FileManager.default.fileExists(atPath: file.temporaryPath))
         }
-        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
-        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
     @Test func createFailureNamesTheFile() {
@@ -132,12 +131,14 @@ import Testing
             print("skipped: /dev/full is not available")
             return
         }
-        // /dev/full refuses every write with ENOSPC; the ".tmp" name is a symlink to it.
+        // /dev/full refuses every write with ENOSPC; the writer is handed a descriptor on it
+        // (symlinks at the temporary name are no longer followed).
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("full.ndjson")
-        try FileManager.default.createSymbolicLink(atPath: path + ".tmp", withDestinationPath: "/dev/full")
-        var file = try OutputFile(path: path, options: .init(bufferSize: 8))
+        let fd = open("/dev/full", O_WRONLY | O_CLOEXEC)
+        try #require(fd >= 0)
+        var file = try OutputFile(path: path, temporaryPath: directory.file("full.tmp"), descriptor: fd, options: .init(bufferSize: 8))
         #expect {
             try file.write(Array("more than eight bytes".utf8))
         } throws: { error in

@@ -1,0 +1,187 @@
+/// Exclusive ownership of a run's output folder, held from before the first file is created until
+/// after the summary is written.
+///
+/// The lock is `flock(LOCK_EX | LOCK_NB)` on `.pushline.lock` inside the folder: the kernel drops
+/// it when the holder exits, however it exits, so a crashed run never leaves the folder locked.
+/// The file stays in place (removing it would let two runs lock different inodes); it holds the
+/// holder's pid, host and start time, which a second run prints when it is refused.
+///
+/// Once locked, the folder's previous results (requests-*, rejects.ndjson, summary.json and their
+/// temporary files) are removed, so the folder never mixes two runs' files. Only regular files
+/// are removed; anything else under those names (a symlink, FIFO, device, directory) makes the
+/// run refuse the folder instead.
+public final class OutputFolderLock: Sendable {
+    /// The lock file's name inside the folder.
+    public static let fileName = ".pushline.lock"
+
+    public let folder: String
+    private let fd: Int32
+
+    private init(folder: String, fd: Int32) {
+        self.folder = folder
+        self.fd = fd
+    }
+
+    deinit { _ = POSIX.closeDescriptor(fd) }
+
+    /// Creates `folder` if needed and locks it, or fails at once when another run holds it.
+    public static func acquire(_ folder: String, startedAt: String) throws(OutputFolderError) -> OutputFolderLock {
+        // An empty path would put the lock file at "/.pushline.lock".
+        if folder.isEmpty { throw .init(folder, .cannotCreate("the path is empty")) }
+        switch POSIX.entryKind(folder) {
+        case .success(nil):
+            if case .failure(let error) = POSIX.makeDirectories(folder) { throw .init(folder, .cannotCreate(error.description)) }
+        case .success(.directory?):
+            break
+        case .success(.symlink?):
+            // A link to a directory is a folder the user chose; opening files inside it is fine.
+            guard case .success(.directory) = POSIX.followedKind(folder) else { throw .init(folder, .notADirectory("a symbolic link to something other than a directory")) }
+        case .success(let kind?):
+            throw .init(folder, .notADirectory(kind.name))
+        case .failure(let error):
+            throw .init(folder, .cannotCreate(error.description))
+        }
+        let path = folder + "/" + fileName
+        let fd: Int32
+        switch POSIX.openLockFile(path) {
+        case .success(let descriptor): fd = descriptor
+        case .failure(let error): throw .init(folder, .cannotLock("cannot open \(fileName): \(error.description)"))
+        }
+        guard case .success(.regular) = POSIX.descriptorKind(fd) else {
+            _ = POSIX.closeDescriptor(fd)
+            throw .init(folder, .cannotLock("\(fileName) is not a regular file"))
+        }
+        // The holder's details are written into this file: a hard link planted at its name would
+        // make that overwrite another file.
+        guard case .success(1) = POSIX.linkCount(fd) else {
+            _ = POSIX.closeDescriptor(fd)
+            throw .init(folder, .cannotLock("\(fileName) has other hard links"))
+        }
+        switch POSIX.tryLockExclusive(fd) {
+        case .success(true):
+            break
+        case .success(false):
+            let holder = String(decoding: POSIX.readPrefix(fd, limit: 512), as: UTF8.self)
+            _ = POSIX.closeDescriptor(fd)
+            throw .init(folder, .inUse(holder: describeHolder(holder)))
+        case .failure(let error):
+            _ = POSIX.closeDescriptor(fd)
+            throw .init(folder, .cannotLock(error.description))
+        }
+        let content = "pid=\(POSIX.processID)\nhost=\(POSIX.hostName)\nstarted=\(startedAt)\n"
+        if case .failure(let error) = POSIX.replaceContents(fd, Array(content.utf8)) {
+            _ = POSIX.closeDescriptor(fd)
+            throw .init(folder, .cannotLock("cannot write \(fileName): \(error.description)"))
+        }
+        return OutputFolderLock(folder: folder, fd: fd)
+    }
+
+    /// Whether `name` is one of a run's result files or their temporary files
+    /// (`<result>.<pid>-<token>.tmp`, or the fixed `<result>.tmp` older versions used).
+    public static func isResultName(_ name: String) -> Bool {
+        if isFinalResultName(name[...]) { return true }
+        guard name.hasSuffix(".tmp") else { return false }
+        let base = name.dropLast(4)
+        if isFinalResultName(base) { return true }
+        guard let dot = base.lastIndex(of: ".") else { return false }
+        return isFinalResultName(base[..<dot])
+    }
+
+    private static func isFinalResultName(_ name: Substring) -> Bool {
+        if name == "rejects.ndjson" || name == "summary.json" { return true }
+        return name.hasPrefix("requests-") && (name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz"))
+    }
+
+    /// Removes every previous result file (see `isResultName`); returns the names removed.
+    @discardableResult
+    public func removeStaleResults() throws(OutputFolderError) -> [String] {
+        let names: [String]
+        switch POSIX.directoryEntries(folder) {
+        case .success(let entries): names = entries.filter(Self.isResultName).sorted()
+        case .failure(let error): throw .init(folder, .cannotClean(name: ".", error.description))
+        }
+        for name in names {
+            let path = folder + "/" + name
+            switch POSIX.entryKind(path) {
+            case .success(nil): continue
+            case .success(.regular?): break
+            case .success(let kind?): throw .init(folder, .foreignEntry(name: name, kind: kind.name))
+            case .failure(let error): throw .init(folder, .cannotClean(name: name, error.description))
+            }
+            if case .failure(let error) = POSIX.unlinkItem(path) { throw .init(folder, .cannotClean(name: name, error.description)) }
+        }
+        return names
+    }
+
+    /// "pid 123 on host build-1, started 2026-01-01T00:00:00Z", from the lock file's lines.
+    static func describeHolder(_ content: String) -> String {
+        var fields: [String: String] = [:]
+        for line in content.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            fields[String(line[..<equals])] = String(line[line.index(after: equals)...].prefix(100))
+        }
+        guard let pid = fields["pid"] else { return "a process that has not written its details yet" }
+        return "pid \(pid) on host \(fields["host"] ?? "?"), started \(fields["started"] ?? "?")"
+    }
+}
+
+/// Why an output folder could not be taken for a run.
+public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let inUse = Code(rawValue: "output.folder_in_use")
+        public static let cannotCreate = Code(rawValue: "output.folder_create_failed")
+        public static let notADirectory = Code(rawValue: "output.not_a_directory")
+        public static let cannotLock = Code(rawValue: "output.lock_failed")
+        public static let foreignEntry = Code(rawValue: "output.not_regular_file")
+        public static let cannotClean = Code(rawValue: "output.clean_failed")
+    }
+
+    fileprivate enum Kind: Equatable {
+        case inUse(holder: String)
+        case cannotCreate(String)
+        case notADirectory(String)
+        case cannotLock(String)
+        case foreignEntry(name: String, kind: String)
+        case cannotClean(name: String, String)
+    }
+
+    private let kind: Kind
+    public let folder: String
+
+    fileprivate init(_ folder: String, _ kind: Kind) {
+        self.folder = folder
+        self.kind = kind
+    }
+
+    public var code: Code {
+        switch kind {
+        case .inUse: .inUse
+        case .cannotCreate: .cannotCreate
+        case .notADirectory: .notADirectory
+        case .cannotLock: .cannotLock
+        case .foreignEntry: .foreignEntry
+        case .cannotClean: .cannotClean
+        }
+    }
+
+    public var description: String {
+        switch kind {
+        case .inUse(let holder):
+            "output folder \(folder) is in use by another run (\(holder)); wait for it to finish or choose another output folder"
+        case .cannotCreate(let reason):
+            "cannot create the output folder \(folder): \(reason)"
+        case .notADirectory(let kind):
+            "the output folder \(folder) is \(kind), not a directory"
+        case .cannotLock(let reason):
+            "cannot lock the output folder \(folder): \(reason)"
+        case .foreignEntry(let name, let kind):
+            "refusing to use the output folder \(folder): \(name) is \(kind), and only regular files are replaced"
+        case .cannotClean(let name, let reason):
+            "cannot remove the previous run's \(name) from \(folder): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,78 @@
+public import PushlineCore
+public import PushlineEncoding
+
+/// What the encode stage needs from an encoder: the seam through which tests inject one that
+/// fails. `CampaignEncoder` is the production conformance (its `encodeLine` never throws; a
+/// throwing requirement accepts it).
+public protocol LineEncoding: Sendable {
+    associatedtype Context
+    var campaign: Campaign { get }
+    func makeContext() -> Context
+    func rejectOversizeLine(_ number: Int, length: Int, into batch: inout EncodedBatch)
+    func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch, context: inout Context) throws
+}
+
+extension CampaignEncoder: LineEncoding {}
+
+/// Accounts for a line whose encoding failed unexpectedly: every device of the line becomes a
+/// reject with the code `internal_error` and the line number, so the run reconciles and goes on.
+enum LineFailure {
+    static let code = "internal_error"
+
+    /// Appends the rejects and counts for line `line` (whose partial output was already removed).
+    static func account(_ line: AudienceLine, buffer: [UInt8], error: any Error, maxJSONDepth: Int, into batch: inout EncodedBatch) {
+        var counts = batch.counts
+        counts.lines += 1
+        let message = "internal error while encoding this line (\(String(describing: type(of: error)))): the line was not sent"
+        let routed: AudienceRecord? = {
+            guard let document = try? JSONDocument(buffer: buffer, range: line.range, maxDepth: maxJSONDepth) else { return nil }
+            if case .success(let record) = AudienceRouter.route(document.root) { return record }
+            return nil
+        }()
+        if let routed {
+            for route in routed.routes {
+                counts.devices += 1
+                counts.rejected[code, default: 0] += 1
+                let index: Int
+                let platform: Platform?
+                switch route {
+                case .routed(let device): (index, platform) = (device.index, device.platform)
+                case .rejected(let i, let p, _): (index, platform) = (i, p)
+                }
+                writeReject(line: line.number, id: routed.id, device: index, platform: platform, message, into: &batch.rejects)
+            }
+        } else {
+            counts.linesRejected += 1
+            writeReject(line: line.number, id: nil, device: nil, platform: nil, message, into: &batch.rejects)
+        }
+        batch.counts = counts
+    }
+
+    /// One `rejects.ndjson` line, in the format of docs/output.md.
+    private static func writeReject(line: Int, id: JSONValue?, device: Int?, platform: Platform?, _ message: String, into w: inout JSONWriter) {
+        w.beginObject()
+        w.writeKey("line")
+        w.writeInt(line)
+        w.writeKey("recipient")
+        if let id, id.kind == .string, let text = id.stringValue {
+            w.writeString(text)
+        } else if let id, id.kind == .number {
+            id.withRawBytes { w.writeRawValue($0) }
+        } else {
+            w.writeNull()
+        }
+        w.writeKey("device")
+        if let device { w.writeInt(device) } else { w.writeNull() }
+        w.writeKey("platform")
+        if let platform { w.writeString(platform.rawValue) } else { w.writeNull() }
+        w.writeKey("provider")
+        w.writeNull()
+        w.writeKey("code")
+        w.writeString(code)
+        w.writeKey("reason")
+        w.writeString(message)
+        w.endObject()
+        w.appendRaw(byte: 0x0A)
+        w.resetSeparator()
+    }
+}
