@@ -195,7 +195,7 @@ public indirect enum PayloadNode: Sendable {
 
     static func writeRecordValue(_ path: JSONPath, into writer: inout JSONWriter, context: inout EncodeContext) -> Bool {
         guard let found = context.record.value(at: path), !found.isNull else { return false }
-        found.withRawBytes { writer.writeRawValue($0) }
+        writer.writeValue(found)
         return true
     }
 
