@@ -55,7 +55,14 @@ public struct CompileContext: Sendable {
         guard let node else { return nil }
         if let value = node.intValue { return .integer(value) }
         guard let value = templated(node, path) else { return nil }
-        if let constant = value.constantText, let number = Int(constant) { return .integer(number) }
+        if let constant = value.constantText, let number = Int(constant) {
+            // A template that renders a constant: the range applies as it does to a literal.
+            if let range, !range.contains(number) {
+                log.error(path, "\(number) is out of range: expected \(range.lowerBound) to \(range.upperBound)", at: node)
+                return nil
+            }
+            return .integer(number)
+        }
         return .typed(value, .integer(range))
     }
 
@@ -137,16 +144,28 @@ public struct CompileContext: Sendable {
     }
 
     /// Seconds from now until an expiry given as seconds or as an ISO timestamp (never negative).
-    public func expirySeconds(_ node: ConfigNode) -> Int? {
+    /// A timestamp too far from the run's clock to subtract is reported at the node.
+    public mutating func expirySeconds(_ node: ConfigNode, _ path: ConfigPath) -> Int? {
         if let seconds = node.intValue { return max(0, seconds) }
-        if let text = node.stringValue, let at = ISOTimestamp.parse(text) { return max(0, at - now) }
-        return nil
+        guard let text = node.stringValue, let at = ISOTimestamp.parse(text) else { return nil }
+        guard let seconds = ExpiryRule.seconds(from: now, until: at) else {
+            log.error(path, "'\(text)' is out of range from the run's clock (\(now))", at: node)
+            return nil
+        }
+        return seconds
     }
 
-    /// The absolute UNIX time of an expiry given as seconds or as an ISO timestamp.
-    public func expiryTimestamp(_ node: ConfigNode) -> Int? {
-        if let seconds = node.intValue { return now + max(0, seconds) }
-        if let text = node.stringValue { return ISOTimestamp.parse(text) }
+    /// The absolute UNIX time of an expiry given as seconds or as an ISO timestamp (never
+    /// negative). A relative expiry the run's clock cannot be added to is reported at the node.
+    public mutating func expiryTimestamp(_ node: ConfigNode, _ path: ConfigPath) -> Int? {
+        if let seconds = node.intValue {
+            guard let at = ExpiryRule.timestamp(now: now, plus: seconds) else {
+                log.error(path, "\(seconds) seconds after the run's clock (\(now)) is out of range", at: node)
+                return nil
+            }
+            return at
+        }
+        if let text = node.stringValue { return ISOTimestamp.parse(text).map { max(0, $0) } }
         return nil
     }
 }

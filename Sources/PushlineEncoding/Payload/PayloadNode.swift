@@ -23,9 +23,10 @@ public indirect enum PayloadNode: Sendable {
     case typed(TemplatedValue, RenderedType)
     /// A value copied from the recipient's record (`JSONPath` from the root); omitted when absent.
     case recordValue(JSONPath)
-    /// A badge relative to the device's current `badge` field (0 when the device has none),
-    /// never below 0: iOS `badge: "+1"`, `"-1"`, `"auto"` (= +1).
-    case relativeBadge(Int)
+    /// A badge relative to the device's current `badge` field (0 when the device has none):
+    /// iOS `badge: "+1"`, `"-1"`, `"auto"` (= +1). A decrement stops at 0; the device's badge and
+    /// the result must be within `NotificationSchema.badgeRange` (else a reject naming `field`).
+    case relativeBadge(Int, field: String)
     case object([PayloadMember])
     case array([PayloadNode])
     /// A JSON value written as a JSON string (FCM and ADM data hold strings only; the Airship SDK
@@ -151,8 +152,8 @@ public indirect enum PayloadNode: Sendable {
             writer.writeString(utf8: nested.bytes)
             return true
 
-        case .relativeBadge(let delta):
-            Self.writeRelativeBadge(delta, into: &writer, context: &context)
+        case .relativeBadge(let delta, let field):
+            try Self.writeRelativeBadge(delta, field: field, into: &writer, context: &context)
             return true
 
         case .object(let members):
@@ -199,9 +200,21 @@ public indirect enum PayloadNode: Sendable {
         return true
     }
 
-    static func writeRelativeBadge(_ delta: Int, into writer: inout JSONWriter, context: inout EncodeContext) {
-        let current = context.device?.member("badge")?.int64Value.map { Int(clamping: $0) } ?? 0
-        writer.writeInt(max(0, current &+ delta))
+    static func writeRelativeBadge(_ delta: Int, field: String, into writer: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) {
+        let range = NotificationSchema.badgeRange
+        var current = 0
+        if let badge = context.device?.member("badge"), !badge.isNull {
+            guard let value = badge.int64Value.flatMap(CheckedMath.integer), range.contains(value) else {
+                throw EncodeFailure(field: field, invalid: "the device's badge is \(RecordText.preview(badge)), expected an integer from \(range.lowerBound) to \(range.upperBound)")
+            }
+            current = value
+        }
+        guard let sum = CheckedMath.add(current, delta) else {
+            throw EncodeFailure(field: field, invalid: "the device's badge \(current) changed by \(delta) is out of range")
+        }
+        // A decrement stops at 0 (documented); above the range is a reject, as a rendered badge is.
+        try IntegerRule.check(max(0, sum), range, field: field, what: "the device's badge \(current) changed by \(delta) gives")
+        writer.writeInt(max(0, sum))
     }
 
     /// Writes one personalized string: rendered straight into the writer (escaped as it goes),
@@ -265,9 +278,7 @@ public indirect enum PayloadNode: Sendable {
             guard let number = TypedText.integer(text) else {
                 throw EncodeFailure(field: value.field, invalid: "rendered \(TypedText.quote(text)), expected an integer")
             }
-            if let range, !range.contains(number) {
-                throw EncodeFailure(field: value.field, invalid: "rendered \(number), expected \(range.lowerBound) to \(range.upperBound)")
-            }
+            try IntegerRule.check(number, range, field: value.field, what: "rendered")
             writer.writeInt(number)
         case .number(let range):
             guard let number = TypedText.number(text) else {
@@ -373,6 +384,26 @@ extension RenderedType {
         case .number: "a number"
         case .boolean: "true or false"
         }
+    }
+}
+
+/// The one range check for integers produced per recipient (rendered, or relative badges).
+enum IntegerRule {
+    static func check(_ value: Int, _ range: ClosedRange<Int>?, field: String, what: String) throws(EncodeFailure) {
+        if let range, !range.contains(value) {
+            throw EncodeFailure(field: field, invalid: "\(what) \(value), expected \(range.lowerBound) to \(range.upperBound)")
+        }
+    }
+}
+
+/// Record values quoted in reject messages: their JSON text, at most 40 bytes.
+enum RecordText {
+    static func preview(_ value: JSONValue) -> String {
+        var writer = JSONWriter(reservingCapacity: 64)
+        writer.writeValue(value)
+        let bytes = writer.bytes
+        let cut = bytes.count > 40 ? TextTruncation.truncate(bytes, toBytes: 40) : bytes
+        return String(decoding: cut, as: UTF8.self)
     }
 }
 

@@ -39,7 +39,7 @@ enum AmazonMapping {
         return ADMPlan(
             data: .makeObject(data),
             consolidationKey: amazon["consolidation_key"].flatMap { context.templated($0, p / "consolidation_key") },
-            expiresAfter: amazon["expires_after"].flatMap { context.expirySeconds($0) },
+            expiresAfter: amazon["expires_after"].flatMap { context.expirySeconds($0, p / "expires_after") },
             dataLimit: ProviderLimits.admData
         )
     }

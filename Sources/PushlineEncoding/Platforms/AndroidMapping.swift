@@ -91,7 +91,7 @@ enum AndroidMapping {
         if let priority = android["delivery_priority"]?.stringValue {
             config.append(PayloadMember("priority", .string(priority == "high" ? "HIGH" : "NORMAL")))
         }
-        if let ttlNode = android["time_to_live"], let seconds = context.expirySeconds(ttlNode) {
+        if let ttlNode = android["time_to_live"], let seconds = context.expirySeconds(ttlNode, androidPath / "time_to_live") {
             config.append(PayloadMember("ttl", .string("\(min(seconds, maxTTL))s")))
         }
         if let deliverTo = android["deliver_to"] {

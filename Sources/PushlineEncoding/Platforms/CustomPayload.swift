@@ -31,7 +31,7 @@ enum CustomPayload {
         return IOSMapping.Result(
             payload: context.json(payload, p), userVisible: userVisible,
             pushType: background ? "background" : "alert", priority: priority,
-            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0) },
+            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0, path / "ios" / "expiry") },
             collapseID: ios["collapse_id"].flatMap { context.templated($0, path / "ios" / "collapse_id") }
         )
     }

@@ -34,7 +34,7 @@ enum IOSLiveActivity {
             payload: .makeObject([PayloadMember("aps", .makeObject(aps), omitIfEmpty: false)]),
             userVisible: live["alert"] != nil, pushType: "liveactivity",
             priority: live["priority"]?.intValue ?? 10,
-            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0) },
+            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0, path / "expiry") },
             collapseID: ios["collapse_id"].flatMap { context.templated($0, path / "collapse_id") },
             isLiveActivity: true
         )

@@ -76,10 +76,10 @@ enum IOSMapping {
             } else if let text = badge.stringValue, !isTemplated(text), let spec = BadgeSpec.parse(text) {
                 switch spec {
                 case .absolute(let n): aps.append(PayloadMember("badge", .integer(n), omitIfEmpty: false))
-                case .auto: aps.append(PayloadMember("badge", .relativeBadge(1), omitIfEmpty: false))
-                case .relative(let delta): aps.append(PayloadMember("badge", .relativeBadge(delta), omitIfEmpty: false))
+                case .auto: aps.append(PayloadMember("badge", .relativeBadge(1, field: p.description), omitIfEmpty: false))
+                case .relative(let delta): aps.append(PayloadMember("badge", .relativeBadge(delta, field: p.description), omitIfEmpty: false))
                 }
-            } else if let value = context.integer(badge, p, range: 0...99_999) {
+            } else if let value = context.integer(badge, p, range: NotificationSchema.badgeRange) {
                 aps.append(PayloadMember("badge", value))
             }
         }
@@ -166,7 +166,7 @@ enum IOSMapping {
         return Result(
             payload: .makeObject(top), userVisible: userVisible,
             pushType: isBackground ? "background" : "alert", priority: priority,
-            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0) },
+            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0, iosPath / "expiry") },
             collapseID: ios["collapse_id"].flatMap { context.templated($0, iosPath / "collapse_id") }
         )
     }

@@ -21,7 +21,7 @@ enum WebMapping {
     static func map(notification: ConfigNode, path: ConfigPath, style: PayloadStyle, context: inout CompileContext) -> Result {
         let p = path / "web"
         let web = notification["web"] ?? ConfigNode(.mapping([]))
-        let ttl = web["time_to_live"].flatMap { context.expirySeconds($0) } ?? defaultTTL
+        let ttl = web["time_to_live"].flatMap { context.expirySeconds($0, p / "time_to_live") } ?? defaultTTL
         let urgency = web["urgency"]?.stringValue ?? "normal"
         let topic = web["topic"]?.stringValue
         if style == .custom {

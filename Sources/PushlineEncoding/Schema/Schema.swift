@@ -212,7 +212,9 @@ public enum SchemaValidator {
 
         case .expiry:
             if let seconds = node.intValue {
-                if seconds < 0 { log.error(path, "expected seconds from now (0 or more), found \(seconds)", at: node) }
+                if !ExpiryRule.relativeSeconds.contains(seconds) {
+                    log.error(path, "\(seconds) seconds is out of range: expected \(ExpiryRule.relativeSeconds.lowerBound) to \(ExpiryRule.relativeSeconds.upperBound) seconds from now, or an ISO 8601 UTC timestamp", at: node)
+                }
             } else if let text = node.stringValue {
                 if ISOTimestamp.parse(text) == nil {
                     log.error(path, "expected seconds from now or an ISO 8601 UTC timestamp (2026-12-01T18:00:00Z), found '\(text)'", at: node)
