@@ -223,14 +223,25 @@ public indirect enum PayloadNode: Sendable {
         _ template: any CompiledTemplate, field: String, slot: Int?, role: TextRole,
         into writer: inout JSONWriter, context: inout EncodeContext, omitIfEmpty: Bool
     ) throws(EncodeFailure) -> Bool {
-        if let budget = context.truncation?.budget(for: role) {
-            // Slow path (oversize policy): render, shorten at a grapheme boundary, then write.
-            try TemplatedValue(.template(template), field: field).renderRaw(record: context.record, into: &context.scratch)
-            let text = TextTruncation.truncate(context.scratch.bytes, toBytes: budget)
-            if text.isEmpty && omitIfEmpty { return false }
-            if text.count < context.scratch.bytes.count { context.truncation?.didTruncate = true }
-            writer.writeString(utf8: text)
-            return true
+        if var truncation = context.truncation, let budget = truncation.budget(for: role) {
+            // Slow path (oversize policy): the text is rendered and segmented into graphemes on
+            // the first encode only; every encode then cuts it from its table.
+            context.truncation = nil   // move the tables out while they are updated (no copy)
+            let position = truncation.cursor
+            truncation.cursor += 1
+            if position == truncation.texts.count {
+                do {
+                    try TemplatedValue(.template(template), field: field).renderRaw(record: context.record, into: &context.scratch)
+                } catch {
+                    context.truncation = truncation
+                    throw error
+                }
+                truncation.texts.append(TruncatableText(role: role, raw: context.scratch.bytes))
+            }
+            let (written, shortened) = truncation.texts[position].write(budget: budget, into: &writer, omitIfEmpty: omitIfEmpty)
+            if shortened { truncation.didTruncate = true }
+            context.truncation = truncation
+            return written
         }
         let mark = writer.count
         let hadComma = writer.separatorPending
@@ -326,6 +337,9 @@ public struct EncodeContext: Sendable {
     public var fieldLimit: Int
     /// Set only while re-encoding an oversize payload under the `truncate` policy.
     public var truncation: TruncationBudget?
+    /// Payload encodes so far (each size-checked write, truncation retries included): the
+    /// truncate policy's cost, which tests bound.
+    public internal(set) var payloadEncodes = 0
     /// Bytes of personalized text written per role (body, title, other) in the current payload.
     public var renderedText: [Int] = [0, 0, 0]
 
