@@ -257,7 +257,8 @@ enum FCMMapping {
             PayloadMember("apns-push-type", .string(ios.pushType)),
         ]
         if let expiration = ios.expiration { headers.append(PayloadMember("apns-expiration", .string(String(expiration)))) }
-        if let collapse = ios.collapseID { headers.append(PayloadMember("apns-collapse-id", .templated(collapse))) }
+        // The same header rule as the APNs route: FCM forwards these as HTTP/2 headers.
+        if let collapse = PayloadNode.header(ios.collapseID) { headers.append(PayloadMember("apns-collapse-id", collapse)) }
         return .makeObject([
             PayloadMember("headers", .makeObject(headers)),
             PayloadMember("payload", ios.payload, omitIfEmpty: false),

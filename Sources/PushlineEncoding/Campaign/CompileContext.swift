@@ -44,6 +44,42 @@ public struct CompileContext: Sendable {
         }
     }
 
+    /// A value sent as a header, under the limit of the schema property it belongs to. A value
+    /// known when compiling (a template rendering constant text) is checked here.
+    public mutating func header(_ node: ConfigNode?, _ path: ConfigPath, _ property: SchemaProperty) -> HeaderValue? {
+        header(node, path, maxBytes: property.type.headerLimit ?? WireValue.maxHeaderBytes)
+    }
+
+    public mutating func header(_ node: ConfigNode?, _ path: ConfigPath, maxBytes: Int) -> HeaderValue? {
+        guard let node, let value = templated(node, path) else { return nil }
+        if let text = value.constantText, let problem = WireValue.headerProblem(text, maxBytes: maxBytes) {
+            log.error(path, "cannot go in a header: \(problem)", at: node)
+            return nil
+        }
+        return HeaderValue(value, maxBytes: maxBytes)
+    }
+
+    /// A map of header names to values that a provider forwards as HTTP headers (custom
+    /// payloads' `apns.headers`, `webpush.headers`): names are checked here, values per recipient.
+    public mutating func headerMap(_ node: ConfigNode, _ path: ConfigPath) -> PayloadNode {
+        guard let entries = node.mappingEntries else { return json(node, path) }
+        var members: [PayloadMember] = []
+        for (name, value) in entries {
+            if let problem = WireValue.headerNameProblem(name) {
+                log.error(path / name, "is not a header name: \(problem)", at: value)
+                continue
+            }
+            if value.stringValue != nil {
+                if let header = PayloadNode.header(header(value, path / name, maxBytes: WireValue.maxHeaderBytes)) {
+                    members.append(PayloadMember(name, header, omitIfEmpty: false))
+                }
+            } else {
+                members.append(PayloadMember(name, json(value, path / name), omitIfEmpty: false))
+            }
+        }
+        return .makeObject(members)
+    }
+
     /// A string payload value (omitted from the payload when absent).
     public mutating func text(_ node: ConfigNode?, _ path: ConfigPath, role: TextRole = .other) -> PayloadNode? {
         guard let node, let value = templated(node, path) else { return nil }

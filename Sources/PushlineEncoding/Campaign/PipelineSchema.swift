@@ -10,7 +10,7 @@ public enum PipelineSchema {
     ])
 
     public static let apnsProvider = ObjectSchema("providers.apns", [
-        SchemaProperty("topic", .string(.constant), required: true),
+        SchemaProperty("topic", .string(.header(maxBytes: WireValue.maxHeaderBytes, personalizable: false)), required: true),
         SchemaProperty("environment", .enumeration(APNsEnvironment.allCases.map(\.rawValue))),
         SchemaProperty("team_id", .string(.constant)),
         SchemaProperty("key_id", .string(.constant)),
@@ -19,7 +19,8 @@ public enum PipelineSchema {
     ])
 
     public static let fcmProvider = ObjectSchema("providers.fcm", [
-        SchemaProperty("project_id", .string(.constant), required: true),
+        // The FCM URL's path segment: `…/v1/projects/<project_id>/messages:send`.
+        SchemaProperty("project_id", .string(.pathSegment), required: true),
         SchemaProperty("service_account", .string(.constant)),
         SchemaProperty("rate", .string(.constant)),
     ])
@@ -63,7 +64,8 @@ public enum PipelineSchema {
     ])
 
     public static let pipeline = ObjectSchema("the pipeline", [
-        SchemaProperty("name", .string(.constant), required: true),
+        // The default output folder is `out/<name>`: one path segment, so it stays inside `out/`.
+        SchemaProperty("name", .string(.pathSegment), required: true),
         SchemaProperty("audience", .string(.constant)),
         SchemaProperty("personalization", .enumeration(["liquid", "handlebars"])),
         SchemaProperty("strict", .boolean),

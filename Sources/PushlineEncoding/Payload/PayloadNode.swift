@@ -29,6 +29,9 @@ public indirect enum PayloadNode: Sendable {
     case relativeBadge(Int, field: String)
     case object([PayloadMember])
     case array([PayloadNode])
+    /// A string that the provider sends on as an HTTP header (FCM's `apns.headers`): checked per
+    /// recipient by the same rule as a header Pushline writes itself.
+    case header(HeaderValue)
     /// A JSON value written as a JSON string (FCM and ADM data hold strings only; the Airship SDK
     /// parses objects such as `com.urbanairship.style` back out of them).
     case jsonText(PayloadNode)
@@ -63,6 +66,13 @@ public indirect enum PayloadNode: Sendable {
 
     public static func bool(_ value: Bool) -> PayloadNode {
         .constant(Array((value ? "true" : "false").utf8))
+    }
+
+    /// A header value: constant text (checked when compiled) folds to a constant.
+    public static func header(_ header: HeaderValue?) -> PayloadNode? {
+        guard let header else { return nil }
+        if let text = header.value.constantText { return .string(text) }
+        return .header(header)
     }
 
     /// A templated string: constant text folds to a constant.
@@ -112,7 +122,7 @@ public indirect enum PayloadNode: Sendable {
     public var isPersonalized: Bool {
         switch self {
         case .constant: false
-        case .text, .typed, .recordValue, .relativeBadge: true
+        case .text, .typed, .recordValue, .relativeBadge, .header: true
         case .jsonText(let inner): inner.isPersonalized
         case .object(let members): members.contains { $0.value.isPersonalized }
         case .array(let elements): elements.contains { $0.isPersonalized }
@@ -150,6 +160,12 @@ public indirect enum PayloadNode: Sendable {
             var nested = JSONWriter(reservingCapacity: 256)
             try inner.write(into: &nested, context: &context)
             writer.writeString(utf8: nested.bytes)
+            return true
+
+        case .header(let header):
+            try header.render(context: &context)
+            if context.scratch.bytes.isEmpty && omitIfEmpty { return false }
+            writer.writeString(utf8: context.scratch.bytes)
             return true
 
         case .relativeBadge(let delta, let field):

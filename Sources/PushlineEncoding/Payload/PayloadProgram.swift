@@ -64,7 +64,7 @@ public struct PayloadProgram: Sendable {
             }
             texts.append(TextLeaf(template: template, field: value.field, slot: value.slot, role: role))
             ops.append(.text(Int32(texts.count - 1), omitIfEmpty: omitIfEmpty))
-        case .typed, .recordValue, .relativeBadge, .jsonText:
+        case .typed, .recordValue, .relativeBadge, .jsonText, .header:
             nodes.append(node)
             ops.append(.node(Int32(nodes.count - 1), omitIfEmpty: omitIfEmpty))
         case .object(let members):

@@ -35,7 +35,7 @@ enum IOSLiveActivity {
             userVisible: live["alert"] != nil, pushType: "liveactivity",
             priority: live["priority"]?.intValue ?? 10,
             expiration: ios["expiry"].flatMap { context.expiryTimestamp($0, path / "expiry") },
-            collapseID: ios["collapse_id"].flatMap { context.templated($0, path / "collapse_id") },
+            collapseID: context.header(ios["collapse_id"], path / "collapse_id", NotificationSchema.ios["collapse_id"]),
             isLiveActivity: true
         )
     }

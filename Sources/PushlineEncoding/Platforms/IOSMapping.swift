@@ -11,7 +11,7 @@ enum IOSMapping {
         var pushType: String
         var priority: Int
         var expiration: Int?
-        var collapseID: TemplatedValue?
+        var collapseID: HeaderValue?
         /// A Live Activity push: APNs only (topic suffix `.push-type.liveactivity`).
         var isLiveActivity = false
     }
@@ -167,7 +167,7 @@ enum IOSMapping {
             payload: .makeObject(top), userVisible: userVisible,
             pushType: isBackground ? "background" : "alert", priority: priority,
             expiration: ios["expiry"].flatMap { context.expiryTimestamp($0, iosPath / "expiry") },
-            collapseID: ios["collapse_id"].flatMap { context.templated($0, iosPath / "collapse_id") }
+            collapseID: context.header(ios["collapse_id"], iosPath / "collapse_id", NotificationSchema.ios["collapse_id"])
         )
     }
 

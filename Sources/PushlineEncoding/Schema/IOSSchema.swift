@@ -89,7 +89,7 @@ extension NotificationSchema {
         SchemaProperty("relevance_score", .number(0...1)),
         SchemaProperty("target_content_id", .string()),
         SchemaProperty("filter_criteria", .string()),
-        SchemaProperty("collapse_id", .string(.maxBytes(ProviderLimits.apnsCollapseID))),
+        SchemaProperty("collapse_id", .string(.header(maxBytes: ProviderLimits.apnsCollapseID))),
         SchemaProperty("priority", .integerChoice([1, 5, 10])),
         SchemaProperty("expiry", .expiry),
         SchemaProperty("extra", .jsonMap(disallowed: apnsExtraKeys)),

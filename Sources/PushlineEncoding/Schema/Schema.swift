@@ -37,6 +37,12 @@ public enum StringFormat: Sendable, Equatable {
     /// At most this many UTF-8 bytes once rendered (checked at validate time for constants,
     /// per recipient otherwise).
     case maxBytes(Int)
+    /// Sent as an HTTP header value: `WireValue.headerProblem` with this byte limit, at validate
+    /// time for constants and per recipient for templates (`personalizable: false` refuses them).
+    case header(maxBytes: Int, personalizable: Bool = true)
+    /// One path segment of a URL or of the output folder (`WireValue.pathSegmentProblem`); never
+    /// personalized.
+    case pathSegment
 }
 
 /// Keys an extras map may not use because they clash with what the encoder generates.
@@ -63,12 +69,16 @@ public struct SchemaProperty: Sendable {
     public var type: SchemaType
     public var required: Bool
     public var deprecated: Bool
+    /// The name the provider payload gives it, when the mapping copies it under another name
+    /// (`thread_id` → `thread-id`): mappings read it here rather than restating it.
+    public var wire: String?
 
-    public init(_ name: String, _ type: SchemaType, required: Bool = false, deprecated: Bool = false) {
+    public init(_ name: String, _ type: SchemaType, required: Bool = false, deprecated: Bool = false, wire: String? = nil) {
         self.name = name
         self.type = type
         self.required = required
         self.deprecated = deprecated
+        self.wire = wire
     }
 }
 
@@ -99,6 +109,39 @@ public struct ObjectSchema: Sendable {
 
     public func property(_ name: String) -> SchemaProperty? {
         properties.first { $0.name == name } ?? prefixed.first { name.hasPrefix($0.name) }
+    }
+
+    /// A property the mappings know exists (a missing one is a mistake in Pushline's own tables,
+    /// caught by every test that compiles a pipeline).
+    public subscript(name: String) -> SchemaProperty {
+        guard let found = property(name) else { preconditionFailure("schema \(self.name) has no property \(name)") }
+        return found
+    }
+}
+
+extension SchemaType {
+    /// The integer range the type allows (through `oneOf`), for mappings that check rendered values.
+    public var integerRange: ClosedRange<Int>? {
+        switch self {
+        case .integer(let range): range
+        case .oneOf(let types): types.lazy.compactMap(\.integerRange).first
+        default: nil
+        }
+    }
+
+    /// The number range the type allows (through `oneOf`).
+    public var numberRange: ClosedRange<Double>? {
+        switch self {
+        case .number(let range): range
+        case .oneOf(let types): types.lazy.compactMap(\.numberRange).first
+        default: nil
+        }
+    }
+
+    /// The byte limit of a header value.
+    public var headerLimit: Int? {
+        if case .string(.header(let maxBytes, _)) = self { return maxBytes }
+        return nil
     }
 }
 
@@ -274,6 +317,23 @@ public enum SchemaValidator {
         case .maxBytes(let limit):
             if !isTemplated(text), text.utf8.count > limit {
                 log.error(path, "is \(text.utf8.count) bytes, at most \(limit) allowed", at: node)
+            }
+        case .header(let maxBytes, let personalizable):
+            if isTemplated(text) {
+                if !personalizable {
+                    log.error(path, "cannot be personalized (it is the same header on every request)", at: node)
+                } else if let b = text.utf8.first(where: { $0 < 0x20 || $0 == 0x7F }) {
+                    // The template's own text goes into the header too: no line breaks there.
+                    log.error(path, "cannot go in a header: the template holds a control character (\(WireValue.describe(b)))", at: node)
+                }
+                return
+            }
+            if let problem = WireValue.headerProblem(text, maxBytes: maxBytes, allowEmpty: false) {
+                log.error(path, problem.isLength ? "is \(text.utf8.count) bytes, at most \(maxBytes) allowed" : "cannot go in a header: \(problem)", at: node)
+            }
+        case .pathSegment:
+            if let problem = WireValue.pathSegmentProblem(text, maxBytes: WireValue.maxSegmentBytes) {
+                log.error(path, "must be one path segment: \(problem)", at: node)
             }
         }
     }
