@@ -80,6 +80,29 @@ public struct CompileContext: Sendable {
         return .makeObject(members)
     }
 
+    /// A payload value compiled as its schema property says: its type, its range, a header's
+    /// limit. Mappings call this instead of restating the rule, so every route applies the one
+    /// the schema holds.
+    public mutating func value(_ node: ConfigNode?, _ path: ConfigPath, _ property: SchemaProperty, role: TextRole = .other) -> PayloadNode? {
+        guard let node else { return nil }
+        return value(node, path, property.type, role: role)
+    }
+
+    mutating func value(_ node: ConfigNode, _ path: ConfigPath, _ type: SchemaType, role: TextRole) -> PayloadNode? {
+        switch type {
+        case .integer(let range): return integer(node, path, range: range)
+        case .number(let range): return number(node, path, range: range)
+        case .boolean: return boolean(node, path)
+        case .integerChoice: return node.intValue.map(PayloadNode.integer) ?? json(node, path)
+        case .string(.header(let maxBytes, _)): return PayloadNode.header(header(node, path, maxBytes: maxBytes))
+        case .string, .enumeration: return text(node, path, role: role)
+        case .oneOf(let types):
+            guard let chosen = types.first(where: { $0.accepts(kindOf: node) }) else { return json(node, path) }
+            return value(node, path, chosen, role: role)
+        default: return json(node, path)
+        }
+    }
+
     /// A string payload value (omitted from the payload when absent).
     public mutating func text(_ node: ConfigNode?, _ path: ConfigPath, role: TextRole = .other) -> PayloadNode? {
         guard let node, let value = templated(node, path) else { return nil }

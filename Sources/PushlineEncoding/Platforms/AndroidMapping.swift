@@ -35,12 +35,10 @@ enum AndroidMapping {
             if let title { display.append(PayloadMember("title", title)) }
             if let body { display.append(PayloadMember("body", body)) }
             if let image { display.append(PayloadMember("image", image)) }
-            let simple: [(String, String)] = [
-                ("icon", "icon"), ("icon_color", "color"), ("sound", "sound"),
-                ("notification_tag", "tag"), ("notification_channel", "channel_id"),
-            ]
-            for (key, wire) in simple {
-                if let value = context.text(android[key], androidPath / key) { display.append(PayloadMember(wire, value)) }
+            // Every display option the schema gives an `android.notification` name.
+            for property in NotificationSchema.android.properties {
+                guard let wire = property.wire, let value = context.value(android[property.name], androidPath / property.name, property) else { continue }
+                display.append(PayloadMember(wire, value))
             }
             if let priority = android["priority"]?.intValue, (-2...2).contains(priority) {
                 display.append(PayloadMember("notification_priority", .string(notificationPriorities[priority + 2])))

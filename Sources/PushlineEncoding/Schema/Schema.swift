@@ -72,13 +72,30 @@ public struct SchemaProperty: Sendable {
     /// The name the provider payload gives it, when the mapping copies it under another name
     /// (`thread_id` → `thread-id`): mappings read it here rather than restating it.
     public var wire: String?
+    /// The value used when the pipeline leaves it out (read by the compiler and docs alike).
+    public var defaultValue: ConfigNode.Value?
 
-    public init(_ name: String, _ type: SchemaType, required: Bool = false, deprecated: Bool = false, wire: String? = nil) {
+    public init(_ name: String, _ type: SchemaType, required: Bool = false, deprecated: Bool = false, wire: String? = nil, default defaultValue: ConfigNode.Value? = nil) {
         self.name = name
         self.type = type
         self.required = required
         self.deprecated = deprecated
         self.wire = wire
+        self.defaultValue = defaultValue
+    }
+
+    /// The integer given for this property in `node`, else the schema's default.
+    public func int(in node: ConfigNode?) -> Int? {
+        if let value = node?[name]?.intValue { return value }
+        if case .int(let value)? = defaultValue { return value }
+        return nil
+    }
+
+    /// The string given for this property in `node`, else the schema's default.
+    public func string(in node: ConfigNode?) -> String? {
+        if let value = node?[name]?.stringValue { return value }
+        if case .string(let value)? = defaultValue { return value }
+        return nil
     }
 }
 
