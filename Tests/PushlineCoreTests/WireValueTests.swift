@@ -1,0 +1,61 @@
+import PushlineCore
+import Testing
+
+/// Class 4 of issue 7: the one rule for header values, header names and path segments.
+@Suite("Wire values")
+struct WireValueTests {
+    @Test(arguments: [
+        ("a\r\nx-evil: 1", "it holds a control character (0x0D)"),
+        ("line\nbreak", "it holds a control character (0x0A)"),
+        ("nul\u{0}", "it holds a control character (0x00)"),
+        ("tab\there", "it holds a control character (0x09)"),
+        ("del\u{7F}", "it holds a control character (0x7F)"),
+        (String(repeating: "k", count: 65), "it is 65 bytes, at most 64 allowed"),
+    ])
+    func headerValuesRefused(_ text: String, _ reason: String) {
+        let problem = WireValue.headerProblem(text, maxBytes: 64)
+        #expect(problem?.description == reason)
+        #expect(problem?.isLength == reason.hasPrefix("it is 65"))
+    }
+
+    @Test func headerValuesAccepted() {
+        for text in ["winback-c-42", "Ação 😀", String(repeating: "k", count: 64), "a b"] {
+            #expect(WireValue.headerProblem(text, maxBytes: 64) == nil, "\(text)")
+        }
+        #expect(WireValue.headerProblem("", maxBytes: 64) == nil)
+        #expect(WireValue.headerProblem("", maxBytes: 64, allowEmpty: false)?.description == "it is empty")
+        let invalid: [UInt8] = [0x61, 0xFF]
+        #expect(invalid.withUnsafeBytes { WireValue.headerProblem($0, maxBytes: 64) }?.description == "it is not valid UTF-8")
+    }
+
+    @Test(arguments: [
+        ("../../evil", "it holds '/', which would start another path segment"),
+        ("a/b", "it holds '/', which would start another path segment"),
+        ("a\\b", "it holds '\\', which would start another path segment"),
+        ("..", "'.' and '..' name a folder, not a segment"),
+        (".", "'.' and '..' name a folder, not a segment"),
+        ("%2e%2e", "it holds '%' (only letters, digits, '-', '.', '_' and '~' are allowed)"),
+        ("a b", "it holds 0x20 (only ASCII letters, digits, '-', '.', '_' and '~' are allowed)"),
+        ("é", "it holds 0xC3 (only ASCII letters, digits, '-', '.', '_' and '~' are allowed)"),
+        ("x\r", "it holds a control character (0x0D)"),
+        ("", "it is empty"),
+        (String(repeating: "p", count: 256), "it is 256 bytes, at most 255 allowed"),
+    ])
+    func pathSegmentsRefused(_ text: String, _ reason: String) {
+        #expect(WireValue.pathSegmentProblem(text, maxBytes: WireValue.maxSegmentBytes)?.description == reason)
+    }
+
+    @Test func pathSegmentsAccepted() {
+        for text in ["pushline-demo", "my_project.1~", "...", "a..b", "winback-2026"] {
+            #expect(WireValue.pathSegmentProblem(text, maxBytes: 255) == nil, "\(text)")
+        }
+    }
+
+    @Test func headerNames() {
+        #expect(WireValue.headerNameProblem("apns-collapse-id") == nil)
+        #expect(WireValue.headerNameProblem("bad name")?.description == "it holds 0x20, which a header name cannot hold")
+        #expect(WireValue.headerNameProblem("x:y")?.description == "it holds ':', which a header name cannot hold")
+        #expect(WireValue.headerNameProblem("a\nb")?.description == "it holds a control character (0x0A)")
+        #expect(WireValue.headerNameProblem("")?.description == "it is empty")
+    }
+}
