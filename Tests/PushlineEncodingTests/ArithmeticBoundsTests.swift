@@ -175,3 +175,21 @@ struct ArithmeticBoundsTests {
         #expect((out.requests.first?["headers"] as? [String: String])?["apns-expiration"] == "0")
     }
 }
+
+@Suite("Non-finite numbers in the pipeline")
+struct NonFiniteNumberTests {
+    @Test(arguments: [".nan", ".inf", "-.inf"])
+    func areDiagnostics(_ value: String) throws {
+        let found = diagnostics("""
+        name: t
+        device_types: [ios]
+        providers: { apns: { topic: com.example.app } }
+        notification:
+          ios: { live_activity: { event: update, content_state: {}, relevance_score: \(value) } }
+        """).filter { $0.severity == .error }
+        let diagnostic = try #require(found.first, "\(found)")
+        #expect(diagnostic.path == "notification.ios.live_activity.relevance_score")
+        #expect(diagnostic.message.hasPrefix("expected a finite number, found "))
+        #expect(diagnostic.line == 5)
+    }
+}

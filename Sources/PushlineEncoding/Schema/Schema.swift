@@ -203,8 +203,8 @@ public enum SchemaValidator {
 
         case .number(let range):
             if let text = node.stringValue, isTemplated(text) { return }
-            guard let value = node.numberValue else {
-                return log.error(path, "expected a number\(describe(range)), found \(describeValue(node))", at: node)
+            guard let value = node.numberValue, value.isFinite else {
+                return log.error(path, "expected a finite number\(describe(range)), found \(describeValue(node))", at: node)
             }
             if let range, !range.contains(value) {
                 log.error(path, "\(formatNumber(value)) is out of range: expected \(formatNumber(range.lowerBound)) to \(formatNumber(range.upperBound))", at: node)
