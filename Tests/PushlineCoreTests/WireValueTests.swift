@@ -59,3 +59,23 @@ struct WireValueTests {
         #expect(WireValue.headerNameProblem("")?.description == "it is empty")
     }
 }
+
+@Suite("Device addresses in URL paths")
+struct TokenPathSegmentTests {
+    /// Every byte the APNs and ADM rules accept is one the path-segment rule accepts, and their
+    /// minimum lengths exclude `.` and `..`: a valid token is always a safe path segment.
+    @Test func tokenAlphabetsAreInsideThePathSegmentRule() {
+        for b in UInt8.min...UInt8.max {
+            let one = Array(repeating: b, count: 16)
+            let accepted = one.withUnsafeBytes { DeviceTokenRules.validateADM($0) == nil }
+            if accepted {
+                #expect(one.withUnsafeBytes { WireValue.pathSegmentProblem($0, maxBytes: 2048) } == nil, "ADM byte \(b)")
+            }
+            let apns = Array(repeating: b, count: 64)
+            if apns.withUnsafeBytes({ DeviceTokenRules.validateAPNs($0) == nil }) {
+                #expect(apns.withUnsafeBytes { WireValue.pathSegmentProblem($0, maxBytes: 200) } == nil, "APNs byte \(b)")
+            }
+        }
+        #expect(DeviceTokenRules.admLength.lowerBound > 2 && DeviceTokenRules.apnsLength.lowerBound > 2)
+    }
+}
