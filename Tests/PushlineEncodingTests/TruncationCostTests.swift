@@ -51,7 +51,7 @@ struct TruncationCostTests {
         #expect(batch.counts.devices == 5)
         #expect(batch.counts.truncated == 5, "unit \(i): \(String(decoding: batch.rejects.bytes, as: UTF8.self))")
         // First write, probe, one checked cut; a bounded number of corrections at worst.
-        #expect(context.payloadEncodes <= 5 * 6, "unit \(i): \(context.payloadEncodes) encodes for 5 devices")
+        #expect(context.payloadEncodes <= 5 * PayloadFittingBound.maxEncodes, "unit \(i): \(context.payloadEncodes) encodes for 5 devices")
         #expect(context.payloadEncodes <= 5 * 4, "unit \(i): the model should rarely need a second try: \(context.payloadEncodes)")
     }
 
@@ -86,4 +86,37 @@ struct TruncationCostTests {
         // And it keeps what it can: one more grapheme (at most 25 escaped bytes here) would not fit.
         #expect(bodyBytes > 4096 - 6 * 25, "unit \(i): \(bodyBytes)")
     }
+
+    static func encodeCounting(_ campaign: Campaign, _ record: [String: Any]) throws -> (EncodedBatch, Int) {
+        let buffer = Array(try JSONSerialization.data(withJSONObject: record))
+        let encoder = CampaignEncoder(campaign: campaign)
+        var context = encoder.makeContext()
+        var batch = EncodedBatch(sequence: 0)
+        encoder.encodeLine(buffer: buffer, line: AudienceLine(number: 1, range: 0..<buffer.count), into: &batch, context: &context)
+        return (batch, context.payloadEncodes)
+    }
+
+    @Test(arguments: ["T", "\"", "\u{2028}", "👩‍👩‍👧‍👦"])
+    func titleAfterAnEmptiedBodyAlsoCostsAFewEncodes(_ unit: String) throws {
+        let campaign = try compileCampaign(Reference.pipeline("[ios]", #"{"title": "{{ t }}", "alert": "{{ b }}"}"#, extra: "limits: { on_oversize: truncate }\n"))
+        let (batch, encodes) = try Self.encodeCounting(campaign, ["id": "c", "platform": "ios", "token": apnsToken, "t": String(repeating: unit, count: 6000 / unit.utf8.count), "b": "short body"])
+        #expect(batch.counts.truncated == 1 && batch.counts.writtenTotal == 1)
+        #expect(encodes <= 4, "\(encodes)")
+    }
+
+    @Test func aPayloadThatCannotFitIsARejectAfterBoundedEncodes() throws {
+        // The oversize part is not personalized text that may be cut (an `other` field).
+        let campaign = try compileCampaign(Reference.pipeline("[ios]", #"{"alert": "{{ b }}", "ios": {"thread_id": "{{ t }}"}}"#, extra: "limits: { on_oversize: truncate }\n"))
+        let (batch, encodes) = try Self.encodeCounting(campaign, ["id": "c", "platform": "ios", "token": apnsToken, "t": String(repeating: "x", count: 5000), "b": "body"])
+        #expect(batch.counts.writtenTotal == 0)
+        let reject = String(decoding: batch.rejects.bytes, as: UTF8.self)
+        #expect(reject.contains(#""code":"payload_too_large""#) && reject.contains("even with its text truncated"), "\(reject)")
+        #expect(encodes <= 2 + PayloadFittingBound.maxEncodes, "\(encodes)")
+    }
+}
+
+/// The bound the truncate policy promises: the first write, the probe, three model-guided tries
+/// and the last resort.
+enum PayloadFittingBound {
+    static let maxEncodes = 6
 }

@@ -46,6 +46,7 @@ enum PayloadFitting {
             return size(w.count - start)
         }
         measured = try encode(body: .max, title: .max, &w, &context)   // the probe: nothing is cut
+        if measured <= limit { return false }   // (renders are deterministic: not expected)
         var excess = measured - limit
         for _ in 0..<maxModelAttempts {
             guard excess > 0 else { return true }
