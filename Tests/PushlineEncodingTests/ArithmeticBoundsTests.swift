@@ -193,3 +193,32 @@ struct NonFiniteNumberTests {
         #expect(diagnostic.line == 5)
     }
 }
+
+@Suite("The run clock as a default")
+struct RunClockDefaultTests {
+    static let yaml = """
+    name: t
+    device_types: [ios]
+    providers: { apns: { topic: com.example.app } }
+    notification:
+      ios: { live_activity: { event: update, content_state: {} } }
+    """
+
+    @Test(arguments: [-1, Int(Int32.max) + 1, Int.min, Int.max])
+    func liveActivityTimestampFromAClockOutOfRange(_ now: Int) throws {
+        do {
+            _ = try compileCampaign(Self.yaml, now: now)
+            Issue.record("compiled with now = \(now)")
+        } catch let error as CampaignCompileError {
+            let diagnostic = try #require(error.diagnostics.first)
+            #expect(diagnostic.path == "notification.ios.live_activity.timestamp")
+            #expect(diagnostic.message == "the run's clock (\(now)) is outside 0 to 2147483647: give live_activity.timestamp")
+            #expect(diagnostic.line == 5)
+        }
+    }
+
+    @Test func anOrdinaryClockIsTheTimestamp() throws {
+        let out = try encode(try compileCampaign(Self.yaml, now: 1_800_000_000), #"{"id":"c","platform":"ios","token":"\#(apnsToken)"}"#)
+        #expect(((out.requests.first?["body"] as? [String: Any])?["aps"] as? [String: Any])?["timestamp"] as? Int == 1_800_000_000)
+    }
+}

@@ -40,8 +40,10 @@ enum AndroidMapping {
                 guard let wire = property.wire, let value = context.value(android[property.name], androidPath / property.name, property) else { continue }
                 display.append(PayloadMember(wire, value))
             }
-            if let priority = android["priority"]?.intValue, (-2...2).contains(priority) {
-                display.append(PayloadMember("notification_priority", .string(notificationPriorities[priority + 2])))
+            // The schema's choices (-2…2) in order: PRIORITY_MIN … PRIORITY_MAX.
+            if case .integerChoice(let choices) = NotificationSchema.android["priority"].type,
+               let priority = android["priority"]?.intValue, let index = choices.firstIndex(of: priority), index < notificationPriorities.count {
+                display.append(PayloadMember("notification_priority", .string(notificationPriorities[index])))
             }
             if let visibility = android["visibility"]?.intValue, let wire = visibilities[visibility] {
                 display.append(PayloadMember("visibility", .string(wire)))
