@@ -22,7 +22,7 @@ struct PayloadProgramTests {
         case 0: return .string(["", "x", "é\"q"][rng.next(3)])
         case 1: return .text(template(["{{ name }}", "{{ empty }}", "{{ missing }}", "a{{ n }}"][rng.next(4)]), role: .body)
         case 2: return .integer(rng.next(100))
-        case 3: return [PayloadNode.recordValue(try! JSONPath(parsing: "tags")), .relativeBadge(1), .typed(template("{{ n }}"), .integer(nil))][rng.next(3)]
+        case 3: return [PayloadNode.recordValue(try! JSONPath(parsing: "tags")), .relativeBadge(1, field: "b"), .typed(template("{{ n }}"), .integer(nil))][rng.next(3)]
         case 4, 5:
             let members = (0..<rng.next(4)).map { i in
                 PayloadMember("k\(i)", randomNode(&rng, depth: depth + 1), omitIfEmpty: rng.next(2) == 0)

@@ -14,6 +14,11 @@ public enum DeviceTokenRules {
     /// ADM registration ids (`amzn1.adm-registration.v3.…`).
     public static let admLength = 16...2048
 
+    // APNs tokens and ADM ids become a URL path segment. Their alphabets (hex; letters, digits,
+    // '-', '_', '.') and lengths (16 or more) are inside `WireValue.pathSegmentProblem`'s rule, so
+    // a token that passes here passes it too (WireValueTests checks it) without a second scan per
+    // device.
+
     public static func validateAPNs(_ token: UnsafeRawBufferPointer) -> String? {
         guard apnsLength.contains(token.count) else {
             return "APNs token must be \(apnsLength.lowerBound) to \(apnsLength.upperBound) hex digits, got \(token.count) characters"

@@ -26,6 +26,9 @@ public struct JSONDocument: Sendable {
     public let range: Range<Int>
     /// The structural index, one entry per value in document order; entry 0 is the root.
     internal let tape: [JSONTapeEntry]
+    /// Whether some string (value or key) holds a lone surrogate escape (`"\ud800"`): then raw
+    /// copies of the text are not valid UTF-8 once decoded, and `JSONWriter.writeValue` re-escapes.
+    public let hasLoneSurrogates: Bool
 
     /// Parses `buffer[range]`, which must hold exactly one JSON value (whitespace around it allowed).
     ///
@@ -40,7 +43,7 @@ public struct JSONDocument: Sendable {
                 try JSONParser.index(UnsafeRawBufferPointer(rebasing: all[range]), maxDepth: maxDepth)
             }
         }
-        self.tape = try indexed.get()
+        (self.tape, self.hasLoneSurrogates) = try indexed.get()
     }
 
     public init(bytes: [UInt8], maxDepth: Int = 128) throws(JSONParseError) {
@@ -70,7 +73,11 @@ internal struct JSONTapeEntry: Sendable {
     /// Tape index just past the value's last descendant (own index + 1 for scalars), so skipping
     /// a subtree is one load.
     var next: UInt32
-    /// Containers: number of elements or members. Strings: 1 when the content holds escapes.
+    /// Containers: number of elements or members. Strings: `escaped` when the content holds
+    /// escapes, plus `loneSurrogate` when one of them is a lone surrogate.
     /// Numbers: 1 when written as an integer (no fraction, no exponent).
     var aux: UInt32
+
+    static let escaped: UInt32 = 1
+    static let loneSurrogate: UInt32 = 2
 }

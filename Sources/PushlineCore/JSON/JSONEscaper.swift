@@ -65,6 +65,44 @@ public enum JSONEscaper {
         return i + length
     }
 
+    /// How many bytes `appendEscaped` writes for `text`, without writing them (the same rules:
+    /// 2 for `"` `\\` and the short control escapes, 6 for other controls and U+2028/U+2029, 3 per
+    /// invalid UTF-8 subpart, the byte count otherwise).
+    public static func escapedLength(_ text: UnsafeRawBufferPointer) -> Int {
+        guard let base = text.baseAddress else { return 0 }
+        let n = text.count
+        var length = 0
+        var i = 0
+        while i < n {
+            let b = base.load(fromByteOffset: i, as: UInt8.self)
+            switch b {
+            case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C:
+                length &+= 2
+                i &+= 1
+            case 0x00..<0x20:
+                length &+= 6
+                i &+= 1
+            case 0x20..<0x80:
+                length &+= 1
+                i &+= 1
+            default:
+                let sequence = UTF8Validation.sequenceLength(base, i, n)
+                if sequence == 0 {
+                    length &+= 3
+                    i &+= UTF8Validation.invalidSubpartLength(base, i, n)
+                } else if sequence == 3 && b == 0xE2 && base.load(fromByteOffset: i &+ 1, as: UInt8.self) == 0x80
+                            && (base.load(fromByteOffset: i &+ 2, as: UInt8.self) | 1) == 0xA9 {
+                    length &+= 6   // U+2028, U+2029
+                    i &+= 3
+                } else {
+                    length &+= sequence
+                    i &+= sequence
+                }
+            }
+        }
+        return length
+    }
+
     @usableFromInline
     internal static let replacementCharacter: [UInt8] = [0xEF, 0xBF, 0xBD]
 

@@ -16,7 +16,7 @@ internal enum JSONParser {
     /// bound is used directly for small texts; larger ones start from an estimate that fits
     /// realistic records (a value every 6 bytes or more) and are indexed again with the bound in
     /// the rare dense case, rather than keeping 8 bytes of tape per input byte for every document.
-    static func index(_ text: UnsafeRawBufferPointer, maxDepth: Int) throws(JSONParseError) -> [JSONTapeEntry] {
+    static func index(_ text: UnsafeRawBufferPointer, maxDepth: Int) throws(JSONParseError) -> (tape: [JSONTapeEntry], loneSurrogates: Bool) {
         guard let base = text.baseAddress, !text.isEmpty else {
             throw JSONParseError(offset: 0, message: "empty text, expected a JSON value")
         }
@@ -40,16 +40,18 @@ internal enum JSONParser {
         }
     }
 
-    private static func build(_ p: UnsafeRawPointer, _ n: Int, capacity: Int, maxDepth: Int) throws(Stop) -> [JSONTapeEntry] {
-        try [JSONTapeEntry](unsafeUninitializedCapacity: capacity) { (tape, count) throws(Stop) in
-            count = try fill(p, n, tape: tape.baseAddress!, capacity: capacity, maxDepth: maxDepth)
+    private static func build(_ p: UnsafeRawPointer, _ n: Int, capacity: Int, maxDepth: Int) throws(Stop) -> (tape: [JSONTapeEntry], loneSurrogates: Bool) {
+        var lone = false
+        let tape = try [JSONTapeEntry](unsafeUninitializedCapacity: capacity) { (tape, count) throws(Stop) in
+            count = try fill(p, n, tape: tape.baseAddress!, capacity: capacity, maxDepth: maxDepth, loneSurrogates: &lone)
         }
+        return (tape, lone)
     }
 
     /// Parses the whole text into `tape`; returns the number of entries written.
     private static func fill(
         _ p: UnsafeRawPointer, _ n: Int,
-        tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int, maxDepth: Int
+        tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int, maxDepth: Int, loneSurrogates: inout Bool
     ) throws(Stop) -> Int {
         @inline(__always) func byte(_ k: Int) -> UInt8 { p.load(fromByteOffset: k, as: UInt8.self) }
         @inline(__always) func fail(_ offset: Int, _ message: String) -> Stop {
@@ -84,11 +86,12 @@ internal enum JSONParser {
                 if i < n && byte(i) == closer {
                     break   // empty: the loop below closes it
                 }
-                if inObject { i = try readKey(p, n, i, tape: tape, count: &t, capacity: capacity) }
+                if inObject { i = try readKey(p, n, i, tape: tape, count: &t, capacity: capacity, loneSurrogates: &loneSurrogates) }
                 continue
             case UInt8(ascii: "\""):
-                let (end, escaped) = try scanString(p, n, i)
-                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: escaped ? 1 : 0)
+                let (end, flags) = try scanString(p, n, i)
+                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: flags)
+                if flags & JSONTapeEntry.loneSurrogate != 0 { loneSurrogates = true }
                 t &+= 1
                 i = end
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -119,7 +122,7 @@ internal enum JSONParser {
                 let c = byte(i)
                 if c == UInt8(ascii: ",") {
                     i = skipWhitespace(i &+ 1)
-                    if inObject { i = try readKey(p, n, i, tape: tape, count: &t, capacity: capacity) }
+                    if inObject { i = try readKey(p, n, i, tape: tape, count: &t, capacity: capacity, loneSurrogates: &loneSurrogates) }
                     break
                 }
                 guard c == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
@@ -155,14 +158,15 @@ internal enum JSONParser {
     @inline(__always)
     private static func readKey(
         _ p: UnsafeRawPointer, _ n: Int, _ i: Int,
-        tape: UnsafeMutablePointer<JSONTapeEntry>, count t: inout Int, capacity: Int
+        tape: UnsafeMutablePointer<JSONTapeEntry>, count t: inout Int, capacity: Int, loneSurrogates: inout Bool
     ) throws(Stop) -> Int {
         guard i < n, p.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "\"") else {
             throw .invalid(JSONParseError(offset: i, message: i < n ? "expected a string key" : "unexpected end of text, expected a string key"))
         }
         guard t < capacity else { throw .tapeFull }
-        let (end, escaped) = try scanString(p, n, i)
-        tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: escaped ? 1 : 0)
+        let (end, flags) = try scanString(p, n, i)
+        tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: flags)
+        if flags & JSONTapeEntry.loneSurrogate != 0 { loneSurrogates = true }
         t &+= 1
         let colon = skipWhitespace(p, n, end)
         guard colon < n, p.load(fromByteOffset: colon, as: UInt8.self) == UInt8(ascii: ":") else {
@@ -172,19 +176,19 @@ internal enum JSONParser {
     }
 
     /// Scans the string whose opening quote is at `i`; returns the offset past its closing quote
-    /// and whether its content holds escapes.
+    /// and its tape flags (`JSONTapeEntry.escaped`, `.loneSurrogate`).
     @inline(__always)
-    private static func scanString(_ p: UnsafeRawPointer, _ n: Int, _ i: Int) throws(Stop) -> (end: Int, escaped: Bool) {
+    private static func scanString(_ p: UnsafeRawPointer, _ n: Int, _ i: Int) throws(Stop) -> (end: Int, flags: UInt32) {
         var k = i &+ 1
-        var escaped = false
+        var flags: UInt32 = 0
         while true {
             // Eight bytes at a time while none needs a look: a quote, a backslash, a control
             // character or a non-ASCII byte. The lowest flagged byte is always a real one.
             while k &+ 8 <= n {
                 let word = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self))
-                let flags = specialBytes(word)
-                if flags != 0 {
-                    k &+= flags.trailingZeroBitCount >> 3
+                let special = specialBytes(word)
+                if special != 0 {
+                    k &+= special.trailingZeroBitCount >> 3
                     break
                 }
                 k &+= 8
@@ -194,10 +198,10 @@ internal enum JSONParser {
             }
             let b = p.load(fromByteOffset: k, as: UInt8.self)
             if b == UInt8(ascii: "\"") {
-                return (k &+ 1, escaped)
+                return (k &+ 1, flags)
             } else if b == UInt8(ascii: "\\") {
-                escaped = true
-                k = try scanEscape(p, n, k)
+                flags |= JSONTapeEntry.escaped
+                k = try scanEscape(p, n, k, flags: &flags)
             } else if b < 0x20 {
                 throw .invalid(JSONParseError(offset: k, message: "unescaped control character \(describe(b)) in a string"))
             } else if b >= 0x80 {
@@ -224,9 +228,11 @@ internal enum JSONParser {
         return quote | backslash | control | (w & highs)
     }
 
-    /// Checks the escape whose backslash is at `k`; returns the offset after it.
+    /// Checks the escape whose backslash is at `k`; returns the offset after it. A `\u` surrogate
+    /// that is not half of a high-low pair sets `JSONTapeEntry.loneSurrogate` in `flags`: such a
+    /// string is valid JSON but no valid UTF-8 text, so it must never be copied as it stands.
     @inline(__always)
-    private static func scanEscape(_ p: UnsafeRawPointer, _ n: Int, _ k: Int) throws(Stop) -> Int {
+    private static func scanEscape(_ p: UnsafeRawPointer, _ n: Int, _ k: Int, flags: inout UInt32) throws(Stop) -> Int {
         guard k &+ 1 < n else {
             throw .invalid(JSONParseError(offset: k, message: "unterminated escape"))
         }
@@ -235,8 +241,23 @@ internal enum JSONParser {
              UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             return k &+ 2
         case UInt8(ascii: "u"):
-            guard k &+ 6 <= n, JSONStringDecoding.hex4(p + (k &+ 2)) != nil else {
+            guard k &+ 6 <= n, let unit = JSONStringDecoding.hex4(p + (k &+ 2)) else {
                 throw .invalid(JSONParseError(offset: k, message: "\\u must be followed by four hex digits"))
+            }
+            switch unit {
+            case 0xD800...0xDBFF:
+                // Paired only with an escaped low surrogate right after it (as the decoder reads it).
+                if k &+ 12 <= n,
+                   p.load(fromByteOffset: k &+ 6, as: UInt8.self) == UInt8(ascii: "\\"),
+                   p.load(fromByteOffset: k &+ 7, as: UInt8.self) == UInt8(ascii: "u"),
+                   let low = JSONStringDecoding.hex4(p + (k &+ 8)), (0xDC00...0xDFFF).contains(low) {
+                    return k &+ 12
+                }
+                flags |= JSONTapeEntry.loneSurrogate
+            case 0xDC00...0xDFFF:
+                flags |= JSONTapeEntry.loneSurrogate
+            default:
+                break
             }
             return k &+ 6
         default:

@@ -49,10 +49,9 @@ enum RequestLine {
         w.resetSeparator()
     }
 
+    /// Copies a value of the audience line (lone surrogate escapes become U+FFFD).
     static func writeRaw(_ value: JSONValue, into w: inout JSONWriter) {
-        value.document.buffer.withUnsafeBytes { raw in
-            w.writeRawValue(UnsafeRawBufferPointer(rebasing: raw[value.byteRange]))
-        }
+        w.writeValue(value)
     }
 
     static func writeReject(

@@ -103,16 +103,18 @@ extension Campaign {
             throw CampaignCompileError(diagnostics: log.diagnostics)
         }
 
-        let dialect = TemplateDialect(rawValue: root["personalization"]?.stringValue ?? "liquid") ?? .liquid
+        // Defaults come from the schema (the validated values are among its choices).
+        let pipeline = PipelineSchema.pipeline, limits = PipelineSchema.limits
+        let dialect = TemplateDialect(rawValue: pipeline["personalization"].string(in: root) ?? "") ?? .liquid
         let strict = root["strict"]?.boolValue ?? false
-        let maxFieldBytes = root["limits"]?["max_field_bytes"]?.intValue ?? 8192
+        let maxFieldBytes = limits["max_field_bytes"].int(in: root["limits"]) ?? 8192
         var snippets: [String: String] = [:]
         for (key, value) in root["snippets"]?.mappingEntries ?? [] { snippets[key] = value.stringValue }
         let options = TemplateOptions(strict: strict, maxOutputBytes: maxFieldBytes, snippets: snippets)
         var context = CompileContext(dialect: dialect, templateOptions: options, validation: validation, now: now)
         context.log = log
 
-        let style = PayloadStyle(rawValue: root["style"]?.stringValue ?? "airship") ?? .airship
+        let style = PayloadStyle(rawValue: pipeline["style"].string(in: root) ?? "") ?? .airship
         let notification = root["notification"]!
         let path = ConfigPath("notification")
         let providers = root["providers"]
@@ -129,7 +131,7 @@ extension Campaign {
 
         if targets.platforms.contains(.ios), let ios = IOSMapping.map(notification: notification, path: path, style: style, context: &context) {
             if let topic = providers?["apns"]?["topic"]?.stringValue {
-                let environment = APNsEnvironment(rawValue: providers?["apns"]?["environment"]?.stringValue ?? "production") ?? .production
+                let environment = APNsEnvironment(rawValue: PipelineSchema.apnsProvider["environment"].string(in: providers?["apns"]) ?? "") ?? .production
                 plans.apns = APNsPlan(
                     payload: ios.payload, pushType: ios.pushType, priority: ios.priority,
                     topic: ios.isLiveActivity ? topic + ".push-type.liveactivity" : topic,
@@ -184,8 +186,8 @@ extension Campaign {
             audience: root["audience"]?.stringValue,
             output: root["output"]?.stringValue,
             dialect: dialect, strict: strict, style: style, deviceTypes: targets.platforms,
-            onOversize: OversizePolicy(rawValue: root["limits"]?["on_oversize"]?.stringValue ?? "reject") ?? .reject,
-            maxLineBytes: root["limits"]?["max_line_bytes"]?.intValue ?? (1 << 20),
+            onOversize: OversizePolicy(rawValue: limits["on_oversize"].string(in: root["limits"]) ?? "") ?? .reject,
+            maxLineBytes: limits["max_line_bytes"].int(in: root["limits"]) ?? (1 << 20),
             maxFieldBytes: maxFieldBytes,
             gzipOutput: root["dry_run"]?["gzip"]?.boolValue ?? false,
             hasCredentials: providers?["apns"]?["key_file"] != nil || providers?["fcm"]?["service_account"] != nil,
@@ -257,7 +259,8 @@ enum FCMMapping {
             PayloadMember("apns-push-type", .string(ios.pushType)),
         ]
         if let expiration = ios.expiration { headers.append(PayloadMember("apns-expiration", .string(String(expiration)))) }
-        if let collapse = ios.collapseID { headers.append(PayloadMember("apns-collapse-id", .templated(collapse))) }
+        // The same header rule as the APNs route: FCM forwards these as HTTP/2 headers.
+        if let collapse = PayloadNode.header(ios.collapseID) { headers.append(PayloadMember("apns-collapse-id", collapse)) }
         return .makeObject([
             PayloadMember("headers", .makeObject(headers)),
             PayloadMember("payload", ios.payload, omitIfEmpty: false),

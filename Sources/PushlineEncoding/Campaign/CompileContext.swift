@@ -44,6 +44,65 @@ public struct CompileContext: Sendable {
         }
     }
 
+    /// A value sent as a header, under the limit of the schema property it belongs to. A value
+    /// known when compiling (a template rendering constant text) is checked here.
+    public mutating func header(_ node: ConfigNode?, _ path: ConfigPath, _ property: SchemaProperty) -> HeaderValue? {
+        header(node, path, maxBytes: property.type.headerLimit ?? WireValue.maxHeaderBytes)
+    }
+
+    public mutating func header(_ node: ConfigNode?, _ path: ConfigPath, maxBytes: Int) -> HeaderValue? {
+        guard let node, let value = templated(node, path) else { return nil }
+        if let text = value.constantText, let problem = WireValue.headerProblem(text, maxBytes: maxBytes) {
+            log.error(path, "cannot go in a header: \(problem)", at: node)
+            return nil
+        }
+        return HeaderValue(value, maxBytes: maxBytes)
+    }
+
+    /// A map of header names to values that a provider forwards as HTTP headers (custom
+    /// payloads' `apns.headers`, `webpush.headers`): names are checked here, values per recipient.
+    public mutating func headerMap(_ node: ConfigNode, _ path: ConfigPath) -> PayloadNode {
+        guard let entries = node.mappingEntries else { return json(node, path) }
+        var members: [PayloadMember] = []
+        for (name, value) in entries {
+            if let problem = WireValue.headerNameProblem(name) {
+                log.error(path / name, "is not a header name: \(problem)", at: value)
+                continue
+            }
+            if value.stringValue != nil {
+                if let header = PayloadNode.header(header(value, path / name, maxBytes: WireValue.maxHeaderBytes)) {
+                    members.append(PayloadMember(name, header, omitIfEmpty: false))
+                }
+            } else {
+                members.append(PayloadMember(name, json(value, path / name), omitIfEmpty: false))
+            }
+        }
+        return .makeObject(members)
+    }
+
+    /// A payload value compiled as its schema property says: its type, its range, a header's
+    /// limit. Mappings call this instead of restating the rule, so every route applies the one
+    /// the schema holds.
+    public mutating func value(_ node: ConfigNode?, _ path: ConfigPath, _ property: SchemaProperty, role: TextRole = .other) -> PayloadNode? {
+        guard let node else { return nil }
+        return value(node, path, property.type, role: role)
+    }
+
+    mutating func value(_ node: ConfigNode, _ path: ConfigPath, _ type: SchemaType, role: TextRole) -> PayloadNode? {
+        switch type {
+        case .integer(let range): return integer(node, path, range: range)
+        case .number(let range): return number(node, path, range: range)
+        case .boolean: return boolean(node, path)
+        case .integerChoice: return node.intValue.map(PayloadNode.integer) ?? json(node, path)
+        case .string(.header(let maxBytes, _)): return PayloadNode.header(header(node, path, maxBytes: maxBytes))
+        case .string, .enumeration: return text(node, path, role: role)
+        case .oneOf(let types):
+            guard let chosen = types.first(where: { $0.accepts(kindOf: node) }) else { return json(node, path) }
+            return value(node, path, chosen, role: role)
+        default: return json(node, path)
+        }
+    }
+
     /// A string payload value (omitted from the payload when absent).
     public mutating func text(_ node: ConfigNode?, _ path: ConfigPath, role: TextRole = .other) -> PayloadNode? {
         guard let node, let value = templated(node, path) else { return nil }
@@ -55,7 +114,14 @@ public struct CompileContext: Sendable {
         guard let node else { return nil }
         if let value = node.intValue { return .integer(value) }
         guard let value = templated(node, path) else { return nil }
-        if let constant = value.constantText, let number = Int(constant) { return .integer(number) }
+        if let constant = value.constantText, let number = Int(constant) {
+            // A template that renders a constant: the range applies as it does to a literal.
+            if let range, !range.contains(number) {
+                log.error(path, "\(number) is out of range: expected \(range.lowerBound) to \(range.upperBound)", at: node)
+                return nil
+            }
+            return .integer(number)
+        }
         return .typed(value, .integer(range))
     }
 
@@ -137,16 +203,28 @@ public struct CompileContext: Sendable {
     }
 
     /// Seconds from now until an expiry given as seconds or as an ISO timestamp (never negative).
-    public func expirySeconds(_ node: ConfigNode) -> Int? {
+    /// A timestamp too far from the run's clock to subtract is reported at the node.
+    public mutating func expirySeconds(_ node: ConfigNode, _ path: ConfigPath) -> Int? {
         if let seconds = node.intValue { return max(0, seconds) }
-        if let text = node.stringValue, let at = ISOTimestamp.parse(text) { return max(0, at - now) }
-        return nil
+        guard let text = node.stringValue, let at = ISOTimestamp.parse(text) else { return nil }
+        guard let seconds = ExpiryRule.seconds(from: now, until: at) else {
+            log.error(path, "'\(text)' is out of range from the run's clock (\(now))", at: node)
+            return nil
+        }
+        return seconds
     }
 
-    /// The absolute UNIX time of an expiry given as seconds or as an ISO timestamp.
-    public func expiryTimestamp(_ node: ConfigNode) -> Int? {
-        if let seconds = node.intValue { return now + max(0, seconds) }
-        if let text = node.stringValue { return ISOTimestamp.parse(text) }
+    /// The absolute UNIX time of an expiry given as seconds or as an ISO timestamp (never
+    /// negative). A relative expiry the run's clock cannot be added to is reported at the node.
+    public mutating func expiryTimestamp(_ node: ConfigNode, _ path: ConfigPath) -> Int? {
+        if let seconds = node.intValue {
+            guard let at = ExpiryRule.timestamp(now: now, plus: seconds) else {
+                log.error(path, "\(seconds) seconds after the run's clock (\(now)) is out of range", at: node)
+                return nil
+            }
+            return at
+        }
+        if let text = node.stringValue { return ISOTimestamp.parse(text).map { max(0, $0) } }
         return nil
     }
 }

@@ -3,15 +3,15 @@ import PushlineCore
 /// The pipeline file's top level (docs/pipeline.md documents each key).
 public enum PipelineSchema {
     public static let limits = ObjectSchema("limits", [
-        SchemaProperty("on_oversize", .enumeration(["reject", "truncate"])),
-        SchemaProperty("max_line_bytes", .integer(1024...(64 << 20))),
-        SchemaProperty("max_field_bytes", .integer(16...(1 << 20))),
+        SchemaProperty("on_oversize", .enumeration(["reject", "truncate"]), default: .string("reject")),
+        SchemaProperty("max_line_bytes", .integer(1024...(64 << 20)), default: .int(1 << 20)),
+        SchemaProperty("max_field_bytes", .integer(16...(1 << 20)), default: .int(8192)),
         SchemaProperty("require_https_urls", .boolean),
     ])
 
     public static let apnsProvider = ObjectSchema("providers.apns", [
-        SchemaProperty("topic", .string(.constant), required: true),
-        SchemaProperty("environment", .enumeration(APNsEnvironment.allCases.map(\.rawValue))),
+        SchemaProperty("topic", .string(.header(maxBytes: WireValue.maxHeaderBytes, personalizable: false)), required: true),
+        SchemaProperty("environment", .enumeration(APNsEnvironment.allCases.map(\.rawValue)), default: .string("production")),
         SchemaProperty("team_id", .string(.constant)),
         SchemaProperty("key_id", .string(.constant)),
         SchemaProperty("key_file", .string(.constant)),
@@ -19,7 +19,8 @@ public enum PipelineSchema {
     ])
 
     public static let fcmProvider = ObjectSchema("providers.fcm", [
-        SchemaProperty("project_id", .string(.constant), required: true),
+        // The FCM URL's path segment: `…/v1/projects/<project_id>/messages:send`.
+        SchemaProperty("project_id", .string(.pathSegment), required: true),
         SchemaProperty("service_account", .string(.constant)),
         SchemaProperty("rate", .string(.constant)),
     ])
@@ -63,11 +64,12 @@ public enum PipelineSchema {
     ])
 
     public static let pipeline = ObjectSchema("the pipeline", [
-        SchemaProperty("name", .string(.constant), required: true),
+        // The default output folder is `out/<name>`: one path segment, so it stays inside `out/`.
+        SchemaProperty("name", .string(.pathSegment), required: true),
         SchemaProperty("audience", .string(.constant)),
-        SchemaProperty("personalization", .enumeration(["liquid", "handlebars"])),
+        SchemaProperty("personalization", .enumeration(["liquid", "handlebars"]), default: .string("liquid")),
         SchemaProperty("strict", .boolean),
-        SchemaProperty("style", .enumeration(PayloadStyle.allCases.map(\.rawValue))),
+        SchemaProperty("style", .enumeration(PayloadStyle.allCases.map(\.rawValue)), default: .string("airship")),
         SchemaProperty("device_types", .array(.string(.constant))),
         SchemaProperty("snippets", .stringMap()),
         SchemaProperty("notification", .object(NotificationSchema.notification), required: true),

@@ -23,11 +23,15 @@ public indirect enum PayloadNode: Sendable {
     case typed(TemplatedValue, RenderedType)
     /// A value copied from the recipient's record (`JSONPath` from the root); omitted when absent.
     case recordValue(JSONPath)
-    /// A badge relative to the device's current `badge` field (0 when the device has none),
-    /// never below 0: iOS `badge: "+1"`, `"-1"`, `"auto"` (= +1).
-    case relativeBadge(Int)
+    /// A badge relative to the device's current `badge` field (0 when the device has none):
+    /// iOS `badge: "+1"`, `"-1"`, `"auto"` (= +1). A decrement stops at 0; the device's badge and
+    /// the result must be within `NotificationSchema.badgeRange` (else a reject naming `field`).
+    case relativeBadge(Int, field: String)
     case object([PayloadMember])
     case array([PayloadNode])
+    /// A string that the provider sends on as an HTTP header (FCM's `apns.headers`): checked per
+    /// recipient by the same rule as a header Pushline writes itself.
+    case header(HeaderValue)
     /// A JSON value written as a JSON string (FCM and ADM data hold strings only; the Airship SDK
     /// parses objects such as `com.urbanairship.style` back out of them).
     case jsonText(PayloadNode)
@@ -62,6 +66,13 @@ public indirect enum PayloadNode: Sendable {
 
     public static func bool(_ value: Bool) -> PayloadNode {
         .constant(Array((value ? "true" : "false").utf8))
+    }
+
+    /// A header value: constant text (checked when compiled) folds to a constant.
+    public static func header(_ header: HeaderValue?) -> PayloadNode? {
+        guard let header else { return nil }
+        if let text = header.value.constantText { return .string(text) }
+        return .header(header)
     }
 
     /// A templated string: constant text folds to a constant.
@@ -111,7 +122,7 @@ public indirect enum PayloadNode: Sendable {
     public var isPersonalized: Bool {
         switch self {
         case .constant: false
-        case .text, .typed, .recordValue, .relativeBadge: true
+        case .text, .typed, .recordValue, .relativeBadge, .header: true
         case .jsonText(let inner): inner.isPersonalized
         case .object(let members): members.contains { $0.value.isPersonalized }
         case .array(let elements): elements.contains { $0.isPersonalized }
@@ -151,8 +162,14 @@ public indirect enum PayloadNode: Sendable {
             writer.writeString(utf8: nested.bytes)
             return true
 
-        case .relativeBadge(let delta):
-            Self.writeRelativeBadge(delta, into: &writer, context: &context)
+        case .header(let header):
+            try header.render(context: &context)
+            if context.scratch.bytes.isEmpty && omitIfEmpty { return false }
+            writer.writeString(utf8: context.scratch.bytes)
+            return true
+
+        case .relativeBadge(let delta, let field):
+            try Self.writeRelativeBadge(delta, field: field, into: &writer, context: &context)
             return true
 
         case .object(let members):
@@ -195,13 +212,25 @@ public indirect enum PayloadNode: Sendable {
 
     static func writeRecordValue(_ path: JSONPath, into writer: inout JSONWriter, context: inout EncodeContext) -> Bool {
         guard let found = context.record.value(at: path), !found.isNull else { return false }
-        found.withRawBytes { writer.writeRawValue($0) }
+        writer.writeValue(found)
         return true
     }
 
-    static func writeRelativeBadge(_ delta: Int, into writer: inout JSONWriter, context: inout EncodeContext) {
-        let current = context.device?.member("badge")?.int64Value.map { Int(clamping: $0) } ?? 0
-        writer.writeInt(max(0, current &+ delta))
+    static func writeRelativeBadge(_ delta: Int, field: String, into writer: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) {
+        let range = NotificationSchema.badgeRange
+        var current = 0
+        if let badge = context.device?.member("badge"), !badge.isNull {
+            guard let value = badge.int64Value.flatMap(CheckedMath.integer), range.contains(value) else {
+                throw EncodeFailure(field: field, invalid: "the device's badge is \(RecordText.preview(badge)), expected an integer from \(range.lowerBound) to \(range.upperBound)")
+            }
+            current = value
+        }
+        guard let sum = CheckedMath.add(current, delta) else {
+            throw EncodeFailure(field: field, invalid: "the device's badge \(current) changed by \(delta) is out of range")
+        }
+        // A decrement stops at 0 (documented); above the range is a reject, as a rendered badge is.
+        try IntegerRule.check(max(0, sum), range, field: field, what: "the device's badge \(current) changed by \(delta) gives")
+        writer.writeInt(max(0, sum))
     }
 
     /// Writes one personalized string: rendered straight into the writer (escaped as it goes),
@@ -210,14 +239,25 @@ public indirect enum PayloadNode: Sendable {
         _ template: any CompiledTemplate, field: String, slot: Int?, role: TextRole,
         into writer: inout JSONWriter, context: inout EncodeContext, omitIfEmpty: Bool
     ) throws(EncodeFailure) -> Bool {
-        if let budget = context.truncation?.budget(for: role) {
-            // Slow path (oversize policy): render, shorten at a grapheme boundary, then write.
-            try TemplatedValue(.template(template), field: field).renderRaw(record: context.record, into: &context.scratch)
-            let text = TextTruncation.truncate(context.scratch.bytes, toBytes: budget)
-            if text.isEmpty && omitIfEmpty { return false }
-            if text.count < context.scratch.bytes.count { context.truncation?.didTruncate = true }
-            writer.writeString(utf8: text)
-            return true
+        if var truncation = context.truncation, let budget = truncation.budget(for: role) {
+            // Slow path (oversize policy): the text is rendered and segmented into graphemes on
+            // the first encode only; every encode then cuts it from its table.
+            context.truncation = nil   // move the tables out while they are updated (no copy)
+            let position = truncation.cursor
+            truncation.cursor += 1
+            if position == truncation.texts.count {
+                do {
+                    try TemplatedValue(.template(template), field: field).renderRaw(record: context.record, into: &context.scratch)
+                } catch {
+                    context.truncation = truncation
+                    throw error
+                }
+                truncation.texts.append(TruncatableText(role: role, raw: context.scratch.bytes))
+            }
+            let (written, shortened) = truncation.texts[position].write(budget: budget, into: &writer, omitIfEmpty: omitIfEmpty)
+            if shortened { truncation.didTruncate = true }
+            context.truncation = truncation
+            return written
         }
         let mark = writer.count
         let hadComma = writer.separatorPending
@@ -265,9 +305,7 @@ public indirect enum PayloadNode: Sendable {
             guard let number = TypedText.integer(text) else {
                 throw EncodeFailure(field: value.field, invalid: "rendered \(TypedText.quote(text)), expected an integer")
             }
-            if let range, !range.contains(number) {
-                throw EncodeFailure(field: value.field, invalid: "rendered \(number), expected \(range.lowerBound) to \(range.upperBound)")
-            }
+            try IntegerRule.check(number, range, field: value.field, what: "rendered")
             writer.writeInt(number)
         case .number(let range):
             guard let number = TypedText.number(text) else {
@@ -315,6 +353,9 @@ public struct EncodeContext: Sendable {
     public var fieldLimit: Int
     /// Set only while re-encoding an oversize payload under the `truncate` policy.
     public var truncation: TruncationBudget?
+    /// Payload encodes so far (each size-checked write, truncation retries included): the
+    /// truncate policy's cost, which tests bound.
+    public internal(set) var payloadEncodes = 0
     /// Bytes of personalized text written per role (body, title, other) in the current payload.
     public var renderedText: [Int] = [0, 0, 0]
 
@@ -373,6 +414,26 @@ extension RenderedType {
         case .number: "a number"
         case .boolean: "true or false"
         }
+    }
+}
+
+/// The one range check for integers produced per recipient (rendered, or relative badges).
+enum IntegerRule {
+    static func check(_ value: Int, _ range: ClosedRange<Int>?, field: String, what: String) throws(EncodeFailure) {
+        if let range, !range.contains(value) {
+            throw EncodeFailure(field: field, invalid: "\(what) \(value), expected \(range.lowerBound) to \(range.upperBound)")
+        }
+    }
+}
+
+/// Record values quoted in reject messages: their JSON text, at most 40 bytes.
+enum RecordText {
+    static func preview(_ value: JSONValue) -> String {
+        var writer = JSONWriter(reservingCapacity: 64)
+        writer.writeValue(value)
+        let bytes = writer.bytes
+        let cut = bytes.count > 40 ? TextTruncation.truncate(bytes, toBytes: 40) : bytes
+        return String(decoding: cut, as: UTF8.self)
     }
 }
 

@@ -10,12 +10,13 @@ import PushlineTemplates
 public struct PayloadProgram: Sendable {
     enum Op: Sendable {
         /// Pool bytes appended as they are (after a separator when `separated`).
-        case constant(start: Int32, count: Int32, separated: Bool)
+        // Offsets are Int, not Int32: a pool over 2 GiB (a huge configuration) must not trap.
+        case constant(start: Int, count: Int, separated: Bool)
         /// A member name `"key":` from the pool; the value op follows.
-        case key(start: Int32, count: Int32)
-        case text(Int32, omitIfEmpty: Bool)
+        case key(start: Int, count: Int)
+        case text(Int, omitIfEmpty: Bool)
         /// Anything rare (typed renders, record values, badges, nested JSON text): the tree's own writer.
-        case node(Int32, omitIfEmpty: Bool)
+        case node(Int, omitIfEmpty: Bool)
         case beginObject(omitIfEmpty: Bool)
         case endObject
         case beginArray
@@ -63,10 +64,10 @@ public struct PayloadProgram: Sendable {
                 return
             }
             texts.append(TextLeaf(template: template, field: value.field, slot: value.slot, role: role))
-            ops.append(.text(Int32(texts.count - 1), omitIfEmpty: omitIfEmpty))
-        case .typed, .recordValue, .relativeBadge, .jsonText:
+            ops.append(.text(texts.count - 1, omitIfEmpty: omitIfEmpty))
+        case .typed, .recordValue, .relativeBadge, .jsonText, .header:
             nodes.append(node)
-            ops.append(.node(Int32(nodes.count - 1), omitIfEmpty: omitIfEmpty))
+            ops.append(.node(nodes.count - 1, omitIfEmpty: omitIfEmpty))
         case .object(let members):
             ops.append(.beginObject(omitIfEmpty: omitIfEmpty))
             for member in members { emitMember(member) }
@@ -87,21 +88,21 @@ public struct PayloadProgram: Sendable {
         }
         let start = pool.count
         pool.append(contentsOf: member.serializedKey)
-        ops.append(.key(start: Int32(start), count: Int32(member.serializedKey.count)))
+        ops.append(.key(start: start, count: member.serializedKey.count))
         emit(member.value, omitIfEmpty: member.omitIfEmpty)
     }
 
     private mutating func appendConstant(_ bytes: [UInt8], separated: Bool) {
         // Merge with a directly preceding constant run (its separator logic already applied).
-        if case .constant(let start, let count, let wasSeparated)? = ops.last, Int(start) + Int(count) == pool.count {
+        if case .constant(let start, let count, let wasSeparated)? = ops.last, start + count == pool.count {
             pool.append(UInt8(ascii: ","))
             pool.append(contentsOf: bytes)
-            ops[ops.count - 1] = .constant(start: start, count: count + 1 + Int32(bytes.count), separated: wasSeparated)
+            ops[ops.count - 1] = .constant(start: start, count: count + 1 + bytes.count, separated: wasSeparated)
             return
         }
         let start = pool.count
         pool.append(contentsOf: bytes)
-        ops.append(.constant(start: Int32(start), count: Int32(bytes.count), separated: separated))
+        ops.append(.constant(start: start, count: bytes.count, separated: separated))
     }
 
     // MARK: Running
@@ -160,7 +161,7 @@ public struct PayloadProgram: Sendable {
             switch op {
             case .constant(let start, let count, let separated):
                 if separated { w.beginRawValue() }
-                w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[Int(start)..<Int(start + count)]))
+                w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[start..<(start + count)]))
                 w.endRawValue()
                 // A constant run may hold several members: count it once, it is never empty.
                 valueDone(true, &frames, &w)
@@ -169,19 +170,19 @@ public struct PayloadProgram: Sendable {
                 memberMark = w.count
                 memberComma = w.separatorPending
                 w.beginRawValue()
-                w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[Int(start)..<Int(start + count)]))
+                w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[start..<(start + count)]))
                 w.resetSeparator()
 
             case .text(let index, let omitIfEmpty):
                 // Fields read in place through the buffer: binding the leaf would copy (retain) it.
-                let i = Int(index)
+                let i = index
                 let written = try PayloadNode.writeText(
                     texts[i].template, field: texts[i].field, slot: texts[i].slot, role: texts[i].role,
                     into: &w, context: &context, omitIfEmpty: omitIfEmpty)
                 valueDone(written, &frames, &w)
 
             case .node(let index, let omitIfEmpty):
-                let written = try nodes[Int(index)].write(into: &w, context: &context, omitIfEmpty: omitIfEmpty)
+                let written = try nodes[index].write(into: &w, context: &context, omitIfEmpty: omitIfEmpty)
                 valueDone(written, &frames, &w)
 
             case .beginObject(let omitIfEmpty):

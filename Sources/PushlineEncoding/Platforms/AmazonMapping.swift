@@ -22,8 +22,10 @@ enum AmazonMapping {
         case .airship:
             if let body { data.append(PayloadMember("com.urbanairship.push.ALERT", body)) }
             if let title { data.append(PayloadMember("com.urbanairship.title", title)) }
-            for key in ["summary", "icon", "icon_color", "sound", "notification_channel", "notification_tag"] {
-                if let value = context.text(amazon[key], p / key) { data.append(PayloadMember("com.urbanairship.\(key)", value)) }
+            // Every display option the schema gives a data key (summary, icon, icon_color, …).
+            for property in NotificationSchema.amazon.properties {
+                guard let wire = property.wire, let value = context.value(amazon[property.name], p / property.name, property) else { continue }
+                data.append(PayloadMember(wire, value))
             }
             data += AirshipData.members(ConfigNode(.mapping((amazon.mappingEntries ?? []).filter { ["style", "actions", "interactive"].contains($0.key) })), p, context: &context)
             data += context.stringMap(amazon["extra"] ?? ConfigNode(.mapping([])), p / "extra")
@@ -39,7 +41,7 @@ enum AmazonMapping {
         return ADMPlan(
             data: .makeObject(data),
             consolidationKey: amazon["consolidation_key"].flatMap { context.templated($0, p / "consolidation_key") },
-            expiresAfter: amazon["expires_after"].flatMap { context.expirySeconds($0) },
+            expiresAfter: amazon["expires_after"].flatMap { context.expirySeconds($0, p / "expires_after") },
             dataLimit: ProviderLimits.admData
         )
     }

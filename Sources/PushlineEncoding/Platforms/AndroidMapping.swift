@@ -35,15 +35,15 @@ enum AndroidMapping {
             if let title { display.append(PayloadMember("title", title)) }
             if let body { display.append(PayloadMember("body", body)) }
             if let image { display.append(PayloadMember("image", image)) }
-            let simple: [(String, String)] = [
-                ("icon", "icon"), ("icon_color", "color"), ("sound", "sound"),
-                ("notification_tag", "tag"), ("notification_channel", "channel_id"),
-            ]
-            for (key, wire) in simple {
-                if let value = context.text(android[key], androidPath / key) { display.append(PayloadMember(wire, value)) }
+            // Every display option the schema gives an `android.notification` name.
+            for property in NotificationSchema.android.properties {
+                guard let wire = property.wire, let value = context.value(android[property.name], androidPath / property.name, property) else { continue }
+                display.append(PayloadMember(wire, value))
             }
-            if let priority = android["priority"]?.intValue, (-2...2).contains(priority) {
-                display.append(PayloadMember("notification_priority", .string(notificationPriorities[priority + 2])))
+            // The schema's choices (-2…2) in order: PRIORITY_MIN … PRIORITY_MAX.
+            if case .integerChoice(let choices) = NotificationSchema.android["priority"].type,
+               let priority = android["priority"]?.intValue, let index = choices.firstIndex(of: priority), index < notificationPriorities.count {
+                display.append(PayloadMember("notification_priority", .string(notificationPriorities[index])))
             }
             if let visibility = android["visibility"]?.intValue, let wire = visibilities[visibility] {
                 display.append(PayloadMember("visibility", .string(wire)))
@@ -91,7 +91,7 @@ enum AndroidMapping {
         if let priority = android["delivery_priority"]?.stringValue {
             config.append(PayloadMember("priority", .string(priority == "high" ? "HIGH" : "NORMAL")))
         }
-        if let ttlNode = android["time_to_live"], let seconds = context.expirySeconds(ttlNode) {
+        if let ttlNode = android["time_to_live"], let seconds = context.expirySeconds(ttlNode, androidPath / "time_to_live") {
             config.append(PayloadMember("ttl", .string("\(min(seconds, maxTTL))s")))
         }
         if let deliverTo = android["deliver_to"] {

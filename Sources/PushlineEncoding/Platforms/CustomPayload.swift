@@ -31,8 +31,8 @@ enum CustomPayload {
         return IOSMapping.Result(
             payload: context.json(payload, p), userVisible: userVisible,
             pushType: background ? "background" : "alert", priority: priority,
-            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0) },
-            collapseID: ios["collapse_id"].flatMap { context.templated($0, path / "ios" / "collapse_id") }
+            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0, path / "ios" / "expiry") },
+            collapseID: context.header(ios["collapse_id"], path / "ios" / "collapse_id", NotificationSchema.ios["collapse_id"])
         )
     }
 
@@ -49,7 +49,16 @@ enum CustomPayload {
         }
         let message = payload["message"]
         return (message?.mappingEntries ?? []).map { key, value in
-            PayloadMember(key, context.json(value, p / "message" / key), omitIfEmpty: false)
+            PayloadMember(key, member(key, value, p / "message" / key, context: &context), omitIfEmpty: false)
         }
+    }
+
+    /// `apns.headers` and `webpush.headers` become HTTP headers at FCM: their values take the
+    /// header rule (per recipient when personalized), like every other header.
+    static func member(_ key: String, _ value: ConfigNode, _ p: ConfigPath, context: inout CompileContext) -> PayloadNode {
+        guard key == "apns" || key == "webpush", let entries = value.mappingEntries else { return context.json(value, p) }
+        return .makeObject(entries.map { name, node in
+            PayloadMember(name, name == "headers" ? context.headerMap(node, p / name) : context.json(node, p / name), omitIfEmpty: false)
+        })
     }
 }

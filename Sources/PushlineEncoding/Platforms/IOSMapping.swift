@@ -11,16 +11,16 @@ enum IOSMapping {
         var pushType: String
         var priority: Int
         var expiration: Int?
-        var collapseID: TemplatedValue?
+        var collapseID: HeaderValue?
         /// A Live Activity push: APNs only (topic suffix `.push-type.liveactivity`).
         var isLiveActivity = false
     }
 
-    /// Alert-object keys passed through to `aps.alert` under their APNs names.
-    static let alertPassThrough = [
-        "launch-image", "title-loc-key", "title-loc-args", "subtitle-loc-key", "subtitle-loc-args",
-        "loc-key", "loc-args", "action-loc-key", "summary-arg", "summary-arg-count",
-    ]
+    /// Alert-object keys passed through to `aps.alert` under their APNs names: every property of
+    /// the schema's alert object but the texts, which fall back to the override and top level.
+    static let alertPassThrough = NotificationSchema.alertObject.properties.filter { !["title", "subtitle", "body"].contains($0.name) }
+
+    static let schema = NotificationSchema.ios
 
     static func map(notification: ConfigNode, path: ConfigPath, style: PayloadStyle, context: inout CompileContext) -> Result? {
         let iosPath = path / "ios"
@@ -54,11 +54,10 @@ enum IOSMapping {
             alertMembers.append(PayloadMember("body", value))
         }
         if let alertObject {
-            for key in alertPassThrough {
-                guard let node = alertObject[key] else { continue }
-                let p = iosPath / "alert" / key
-                let value = key == "summary-arg-count" ? context.integer(node, p, range: 0...Int(Int32.max)) : context.json(node, p)
-                if let value { alertMembers.append(PayloadMember(key, value)) }
+            for property in alertPassThrough {
+                if let value = context.value(alertObject[property.name], iosPath / "alert" / property.name, property) {
+                    alertMembers.append(PayloadMember(property.name, value))
+                }
             }
         }
 
@@ -76,10 +75,10 @@ enum IOSMapping {
             } else if let text = badge.stringValue, !isTemplated(text), let spec = BadgeSpec.parse(text) {
                 switch spec {
                 case .absolute(let n): aps.append(PayloadMember("badge", .integer(n), omitIfEmpty: false))
-                case .auto: aps.append(PayloadMember("badge", .relativeBadge(1), omitIfEmpty: false))
-                case .relative(let delta): aps.append(PayloadMember("badge", .relativeBadge(delta), omitIfEmpty: false))
+                case .auto: aps.append(PayloadMember("badge", .relativeBadge(1, field: p.description), omitIfEmpty: false))
+                case .relative(let delta): aps.append(PayloadMember("badge", .relativeBadge(delta, field: p.description), omitIfEmpty: false))
                 }
-            } else if let value = context.integer(badge, p, range: 0...99_999) {
+            } else if let value = context.integer(badge, p, range: schema["badge"].type.integerRange) {
                 aps.append(PayloadMember("badge", value))
             }
         }
@@ -90,17 +89,18 @@ enum IOSMapping {
 
         // An interactive notification's type is its category (Airship: it takes precedence).
         let category = ios["interactive"]?["type"].map { ($0, iosPath / "interactive" / "type") } ?? ios["category"].map { ($0, iosPath / "category") }
+        func wire(_ key: String) -> String { schema[key].wire ?? key }
         let simple: [(ConfigNode?, ConfigPath, String)] = [
-            (ios["thread_id"], iosPath / "thread_id", "thread-id"), (category?.0, category?.1 ?? iosPath, "category"),
-            (ios["target_content_id"], iosPath / "target_content_id", "target-content-id"),
-            (ios["interruption_level"], iosPath / "interruption_level", "interruption-level"),
-            (ios["filter_criteria"], iosPath / "filter_criteria", "filter-criteria"),
+            (ios["thread_id"], iosPath / "thread_id", "thread_id"), (category?.0, category?.1 ?? iosPath, "category"),
+            (ios["target_content_id"], iosPath / "target_content_id", "target_content_id"),
+            (ios["interruption_level"], iosPath / "interruption_level", "interruption_level"),
+            (ios["filter_criteria"], iosPath / "filter_criteria", "filter_criteria"),
         ]
-        for (node, p, wire) in simple {
-            if let value = context.text(node, p) { aps.append(PayloadMember(wire, value)) }
+        for (node, p, key) in simple {
+            if let value = context.value(node, p, schema[key]) { aps.append(PayloadMember(wire(key), value)) }
         }
         let contentAvailable = context.flag(ios["content_available"], iosPath / "content_available")
-        if let contentAvailable { aps.append(PayloadMember("content-available", contentAvailable)) }
+        if let contentAvailable { aps.append(PayloadMember(wire("content_available"), contentAvailable)) }
 
         // Images need the notification service extension: media attachments, and every push of
         // the Customer.io style (its SDK also reports "delivered" from there).
@@ -113,9 +113,9 @@ enum IOSMapping {
         if ios["media_attachment"] != nil || style == .customerio || (style != .customerio && image != nil) {
             mutable = .integer(1)
         }
-        if let mutable { aps.append(PayloadMember("mutable-content", mutable)) }
-        if let score = context.number(ios["relevance_score"], iosPath / "relevance_score", range: 0...1) {
-            aps.append(PayloadMember("relevance-score", score))
+        if let mutable { aps.append(PayloadMember(wire("mutable_content"), mutable)) }
+        if let score = context.value(ios["relevance_score"], iosPath / "relevance_score", schema["relevance_score"]) {
+            aps.append(PayloadMember(wire("relevance_score"), score))
         }
 
         var top: [PayloadMember] = [PayloadMember("aps", .makeObject(aps), omitIfEmpty: false)]
@@ -157,7 +157,7 @@ enum IOSMapping {
             return nil
         }
         var priority = isBackground ? 5 : 10
-        if let configured = ios["priority"]?.intValue {
+        if let configured = schema["priority"].int(in: ios) {
             if configured == 10 && !userVisible {
                 context.log.error(iosPath / "priority", "priority 10 requires a user-visible push (alert, sound or badge); a background push must use 5", at: ios["priority"])
             }
@@ -166,8 +166,8 @@ enum IOSMapping {
         return Result(
             payload: .makeObject(top), userVisible: userVisible,
             pushType: isBackground ? "background" : "alert", priority: priority,
-            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0) },
-            collapseID: ios["collapse_id"].flatMap { context.templated($0, iosPath / "collapse_id") }
+            expiration: ios["expiry"].flatMap { context.expiryTimestamp($0, iosPath / "expiry") },
+            collapseID: context.header(ios["collapse_id"], iosPath / "collapse_id", NotificationSchema.ios["collapse_id"])
         )
     }
 
@@ -179,7 +179,7 @@ enum IOSMapping {
             members.append(PayloadMember("critical", .integer(1)))
         }
         if let name = context.text(sound["name"], p / "name") { members.append(PayloadMember("name", name)) }
-        if let volume = context.number(sound["volume"], p / "volume", range: 0...1) {
+        if let volume = context.value(sound["volume"], p / "volume", NotificationSchema.criticalSound["volume"]) {
             members.append(PayloadMember("volume", volume))
         }
         return .makeObject(members)

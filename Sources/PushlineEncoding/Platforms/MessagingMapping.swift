@@ -23,9 +23,12 @@ enum MessagingMapping {
         }
         fields.append(.limitedText(key: "text", value: text, limit: .characters(ProviderLimits.smsCharacters), role: .body))
         // Absolute UNIX seconds; at most (and by default) 48 hours after the run starts.
-        var expiry = context.now + NotificationSchema.smsMaxExpiry
-        if let node = sms["expiry"], let at = context.expiryTimestamp(node) {
-            if at - context.now > NotificationSchema.smsMaxExpiry {
+        guard var expiry = ExpiryRule.timestamp(now: context.now, plus: NotificationSchema.smsMaxExpiry) else {
+            context.log.error(p / "expiry", "the run's clock (\(context.now)) plus the 48 hours an SMS may wait is out of range", at: notification)
+            return nil
+        }
+        if let node = sms["expiry"], let at = context.expiryTimestamp(node, p / "expiry") {
+            if (ExpiryRule.seconds(from: context.now, until: at) ?? Int.max) > NotificationSchema.smsMaxExpiry {
                 context.log.error(p / "expiry", "is more than 48 hours after the run starts; an SMS may wait at most 48 hours", at: node)
             }
             expiry = min(at, expiry)

@@ -4,8 +4,7 @@ import PushlineCore
 /// object in the Notification API's shape (`title`, `body`, `icon`, `image`,
 /// `requireInteraction`, `actions`, `data`) that a service worker passes to `showNotification`.
 enum WebMapping {
-    /// Web Push TTL when none is given: FCM's default of four weeks.
-    static let defaultTTL = 2_419_200
+    static let schema = NotificationSchema.web
 
     struct Result {
         var notification: PayloadNode
@@ -21,8 +20,8 @@ enum WebMapping {
     static func map(notification: ConfigNode, path: ConfigPath, style: PayloadStyle, context: inout CompileContext) -> Result {
         let p = path / "web"
         let web = notification["web"] ?? ConfigNode(.mapping([]))
-        let ttl = web["time_to_live"].flatMap { context.expirySeconds($0) } ?? defaultTTL
-        let urgency = web["urgency"]?.stringValue ?? "normal"
+        let ttl = web["time_to_live"].flatMap { context.expirySeconds($0, p / "time_to_live") } ?? schema["time_to_live"].int(in: nil) ?? 0
+        let urgency = schema["urgency"].string(in: web) ?? "normal"
         let topic = web["topic"]?.stringValue
         if style == .custom {
             guard let custom = notification["custom"]?["web"] else {

@@ -13,12 +13,10 @@ enum APNsEncoder {
         route.afterToken.withUnsafeBytes { w.appendRaw($0) }
         w.endRawValue()
         if let collapse = plan.collapseID {
-            try collapse.renderRaw(record: context.record, into: &context.scratch)
-            let bytes = context.scratch.bytes
-            if !bytes.isEmpty {
-                try HeaderValue.check(bytes, field: collapse.field, maxBytes: ProviderLimits.apnsCollapseID)
+            try collapse.render(context: &context)
+            if !context.scratch.bytes.isEmpty {
                 w.writeKey("apns-collapse-id")
-                w.writeString(utf8: bytes)
+                w.writeString(utf8: context.scratch.bytes)
             }
         }
         w.endObject()
@@ -31,20 +29,5 @@ enum APNsEncoder {
         }
         RequestLine.finish(into: &w, truncated: truncated)
         return truncated
-    }
-}
-
-/// Rules for personalized values that land in HTTP headers.
-enum HeaderValue {
-    static func check(_ bytes: [UInt8], field: String, maxBytes: Int) throws(EncodeFailure) {
-        if bytes.count > maxBytes {
-            throw EncodeFailure(RejectReason("header_too_long", "\(field): rendered \(bytes.count) bytes, at most \(maxBytes) allowed"))
-        }
-        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw EncodeFailure(RejectReason("invalid_header_value", "\(field): rendered text holds control characters, which cannot go in a header"))
-        }
-        if !bytes.withUnsafeBytes({ UTF8Validation.isValid($0) }) {
-            throw EncodeFailure(RejectReason("invalid_header_value", "\(field): rendered text is not valid UTF-8"))
-        }
     }
 }

@@ -21,7 +21,7 @@ public struct APNsPlan: Sendable {
     /// Absolute UNIX seconds for `apns-expiration`, when the pipeline sets an expiry.
     public var expiration: Int?
     /// `apns-collapse-id`, at most 64 bytes once rendered.
-    public var collapseID: TemplatedValue?
+    public var collapseID: HeaderValue?
     public var environment: APNsEnvironment
     public var payloadLimit: Int
 }

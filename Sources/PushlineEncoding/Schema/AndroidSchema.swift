@@ -54,18 +54,24 @@ extension NotificationSchema {
         SchemaProperty("timestamp", .integer(0...Int(Int32.max))),
     ])
 
-    /// Display options Android (FCM) and Fire OS (ADM) notifications share.
-    static let displayProperties: [SchemaProperty] = [
-        SchemaProperty("alert", .string()),
-        SchemaProperty("title", .string()),
-        SchemaProperty("summary", .string()),
-        SchemaProperty("icon", .string()),
-        SchemaProperty("icon_color", .string(.color)),
-        SchemaProperty("notification_channel", .string()),
-        SchemaProperty("notification_tag", .string()),
-    ]
+    /// Display options Android (FCM) and Fire OS (ADM) notifications share, with the wire name
+    /// each platform's mapping gives them (nil: mapped by hand, like the texts).
+    static func displayProperties(wire: (String) -> String?) -> [SchemaProperty] {
+        [
+            SchemaProperty("alert", .string()),
+            SchemaProperty("title", .string()),
+            SchemaProperty("summary", .string(), wire: wire("summary")),
+            SchemaProperty("icon", .string(), wire: wire("icon")),
+            SchemaProperty("icon_color", .string(.color), wire: wire("icon_color")),
+            SchemaProperty("notification_channel", .string(), wire: wire("notification_channel")),
+            SchemaProperty("notification_tag", .string(), wire: wire("notification_tag")),
+        ]
+    }
 
-    public static let android = ObjectSchema("android", displayProperties + [
+    /// FCM's `android.notification` names (the Airship SDK reads `summary` from data instead).
+    static let androidNotificationNames = ["icon": "icon", "icon_color": "color", "notification_channel": "channel_id", "notification_tag": "tag", "sound": "sound"]
+
+    public static let android = ObjectSchema("android", displayProperties(wire: { androidNotificationNames[$0] }) + [
         SchemaProperty("collapse_key", .string()),
         SchemaProperty("category", .enumeration(["alarm", "call", "email", "err", "event", "msg", "promo", "recommendation", "service", "social", "status", "sys", "transport"])),
         SchemaProperty("delivery_priority", .enumeration(["high", "normal"])),
@@ -75,7 +81,7 @@ extension NotificationSchema {
         SchemaProperty("visibility", .integerChoice([-1, 0, 1])),
         SchemaProperty("local_only", .boolean),
         SchemaProperty("time_to_live", .expiry),
-        SchemaProperty("sound", .string()),
+        SchemaProperty("sound", .string(), wire: "sound"),
         SchemaProperty("extra", .stringMap(disallowed: fcmDataKeys)),
         SchemaProperty("style", .object(style)),
         SchemaProperty("public_notification", .object(publicNotification)),
@@ -94,9 +100,10 @@ extension NotificationSchema {
         }
     }
 
-    /// Fire OS (ADM): the Android display options the Airship SDK applies itself.
-    public static let amazon = ObjectSchema("amazon", displayProperties + [
-        SchemaProperty("sound", .string()),
+    /// Fire OS (ADM): the Android display options the Airship SDK applies itself, in `data`
+    /// under `com.urbanairship.<key>` (the SDK's ADM extras).
+    public static let amazon = ObjectSchema("amazon", displayProperties(wire: { $0 == "alert" || $0 == "title" ? nil : "com.urbanairship.\($0)" }) + [
+        SchemaProperty("sound", .string(), wire: "com.urbanairship.sound"),
         SchemaProperty("consolidation_key", .string()),
         SchemaProperty("expires_after", .expiry),
         SchemaProperty("extra", .stringMap()),

@@ -80,16 +80,16 @@ extension NotificationSchema {
         SchemaProperty("title", .string()),
         SchemaProperty("subtitle", .string()),
         SchemaProperty("sound", .oneOf([.string(), .object(criticalSound)])),
-        SchemaProperty("badge", .oneOf([.string(), .integer(0...99_999)])),
-        SchemaProperty("thread_id", .string()),
-        SchemaProperty("category", .string()),
-        SchemaProperty("content_available", .boolean),
-        SchemaProperty("mutable_content", .oneOf([.boolean, .integerChoice([0, 1])])),
-        SchemaProperty("interruption_level", .enumeration(["passive", "active", "time-sensitive", "critical"])),
-        SchemaProperty("relevance_score", .number(0...1)),
-        SchemaProperty("target_content_id", .string()),
-        SchemaProperty("filter_criteria", .string()),
-        SchemaProperty("collapse_id", .string(.maxBytes(ProviderLimits.apnsCollapseID))),
+        SchemaProperty("badge", .oneOf([.string(), .integer(badgeRange)])),
+        SchemaProperty("thread_id", .string(), wire: "thread-id"),
+        SchemaProperty("category", .string(), wire: "category"),
+        SchemaProperty("content_available", .boolean, wire: "content-available"),
+        SchemaProperty("mutable_content", .oneOf([.boolean, .integerChoice([0, 1])]), wire: "mutable-content"),
+        SchemaProperty("interruption_level", .enumeration(["passive", "active", "time-sensitive", "critical"]), wire: "interruption-level"),
+        SchemaProperty("relevance_score", .number(0...1), wire: "relevance-score"),
+        SchemaProperty("target_content_id", .string(), wire: "target-content-id"),
+        SchemaProperty("filter_criteria", .string(), wire: "filter-criteria"),
+        SchemaProperty("collapse_id", .string(.header(maxBytes: ProviderLimits.apnsCollapseID))),
         SchemaProperty("priority", .integerChoice([1, 5, 10])),
         SchemaProperty("expiry", .expiry),
         SchemaProperty("extra", .jsonMap(disallowed: apnsExtraKeys)),
@@ -101,11 +101,23 @@ extension NotificationSchema {
         SchemaProperty("image", .string(.url)),
     ], rules: [iosBadgeRule])
 
-    /// `badge` is an integer, a template rendering one, `auto`, or a relative `+N` / `-N`.
+    /// APNs badge values (Airship's limit): every form of `badge` ends in this range, whether
+    /// literal, rendered from a template, or relative to the device's badge.
+    public static let badgeRange = 0...99_999
+
+    /// `badge` is an integer, a template rendering one, `auto`, or a relative `+N` / `-N`; the
+    /// number (absolute, or the step of a relative badge) is within `badgeRange`.
     static let iosBadgeRule: SchemaRule = { node, path, log, _ in
         guard let badge = node["badge"], let text = badge.stringValue, !isTemplated(text) else { return }
-        if BadgeSpec.parse(text) == nil {
+        switch BadgeSpec.parse(text) {
+        case nil:
             log.error(path / "badge", "expected an integer, \"auto\", \"+N\" or \"-N\", found '\(text)'", at: badge)
+        case .absolute(let n) where !badgeRange.contains(n):
+            log.error(path / "badge", "\(n) is out of range: expected \(badgeRange.lowerBound) to \(badgeRange.upperBound)", at: badge)
+        case .relative(let n) where n.magnitude > UInt(badgeRange.upperBound):
+            log.error(path / "badge", "a relative badge changes it by at most \(badgeRange.upperBound), found '\(text)'", at: badge)
+        default:
+            break
         }
     }
 }

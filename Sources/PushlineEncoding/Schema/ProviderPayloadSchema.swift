@@ -5,7 +5,7 @@ import PushlineCore
 public enum ProviderPayloadSchema {
     static let aps = ObjectSchema("aps", [
         SchemaProperty("alert", .oneOf([.string(), .object(NotificationSchema.alertObject)])),
-        SchemaProperty("badge", .integer(0...99_999)),
+        SchemaProperty("badge", .integer(NotificationSchema.badgeRange)),
         SchemaProperty("sound", .oneOf([.string(), .object(NotificationSchema.criticalSound)])),
         SchemaProperty("thread-id", .string()),
         SchemaProperty("category", .string()),

@@ -37,6 +37,12 @@ public enum StringFormat: Sendable, Equatable {
     /// At most this many UTF-8 bytes once rendered (checked at validate time for constants,
     /// per recipient otherwise).
     case maxBytes(Int)
+    /// Sent as an HTTP header value: `WireValue.headerProblem` with this byte limit, at validate
+    /// time for constants and per recipient for templates (`personalizable: false` refuses them).
+    case header(maxBytes: Int, personalizable: Bool = true)
+    /// One path segment of a URL or of the output folder (`WireValue.pathSegmentProblem`); never
+    /// personalized.
+    case pathSegment
 }
 
 /// Keys an extras map may not use because they clash with what the encoder generates.
@@ -63,12 +69,33 @@ public struct SchemaProperty: Sendable {
     public var type: SchemaType
     public var required: Bool
     public var deprecated: Bool
+    /// The name the provider payload gives it, when the mapping copies it under another name
+    /// (`thread_id` → `thread-id`): mappings read it here rather than restating it.
+    public var wire: String?
+    /// The value used when the pipeline leaves it out (read by the compiler and docs alike).
+    public var defaultValue: ConfigNode.Value?
 
-    public init(_ name: String, _ type: SchemaType, required: Bool = false, deprecated: Bool = false) {
+    public init(_ name: String, _ type: SchemaType, required: Bool = false, deprecated: Bool = false, wire: String? = nil, default defaultValue: ConfigNode.Value? = nil) {
         self.name = name
         self.type = type
         self.required = required
         self.deprecated = deprecated
+        self.wire = wire
+        self.defaultValue = defaultValue
+    }
+
+    /// The integer given for this property in `node`, else the schema's default.
+    public func int(in node: ConfigNode?) -> Int? {
+        if let value = node?[name]?.intValue { return value }
+        if case .int(let value)? = defaultValue { return value }
+        return nil
+    }
+
+    /// The string given for this property in `node`, else the schema's default.
+    public func string(in node: ConfigNode?) -> String? {
+        if let value = node?[name]?.stringValue { return value }
+        if case .string(let value)? = defaultValue { return value }
+        return nil
     }
 }
 
@@ -99,6 +126,39 @@ public struct ObjectSchema: Sendable {
 
     public func property(_ name: String) -> SchemaProperty? {
         properties.first { $0.name == name } ?? prefixed.first { name.hasPrefix($0.name) }
+    }
+
+    /// A property the mappings know exists (a missing one is a mistake in Pushline's own tables,
+    /// caught by every test that compiles a pipeline).
+    public subscript(name: String) -> SchemaProperty {
+        guard let found = property(name) else { preconditionFailure("schema \(self.name) has no property \(name)") }
+        return found
+    }
+}
+
+extension SchemaType {
+    /// The integer range the type allows (through `oneOf`), for mappings that check rendered values.
+    public var integerRange: ClosedRange<Int>? {
+        switch self {
+        case .integer(let range): range
+        case .oneOf(let types): types.lazy.compactMap(\.integerRange).first
+        default: nil
+        }
+    }
+
+    /// The number range the type allows (through `oneOf`).
+    public var numberRange: ClosedRange<Double>? {
+        switch self {
+        case .number(let range): range
+        case .oneOf(let types): types.lazy.compactMap(\.numberRange).first
+        default: nil
+        }
+    }
+
+    /// The byte limit of a header value.
+    public var headerLimit: Int? {
+        if case .string(.header(let maxBytes, _)) = self { return maxBytes }
+        return nil
     }
 }
 
@@ -143,8 +203,8 @@ public enum SchemaValidator {
 
         case .number(let range):
             if let text = node.stringValue, isTemplated(text) { return }
-            guard let value = node.numberValue else {
-                return log.error(path, "expected a number\(describe(range)), found \(describeValue(node))", at: node)
+            guard let value = node.numberValue, value.isFinite else {
+                return log.error(path, "expected a finite number\(describe(range)), found \(describeValue(node))", at: node)
             }
             if let range, !range.contains(value) {
                 log.error(path, "\(formatNumber(value)) is out of range: expected \(formatNumber(range.lowerBound)) to \(formatNumber(range.upperBound))", at: node)
@@ -212,7 +272,9 @@ public enum SchemaValidator {
 
         case .expiry:
             if let seconds = node.intValue {
-                if seconds < 0 { log.error(path, "expected seconds from now (0 or more), found \(seconds)", at: node) }
+                if !ExpiryRule.relativeSeconds.contains(seconds) {
+                    log.error(path, "\(seconds) seconds is out of range: expected \(ExpiryRule.relativeSeconds.lowerBound) to \(ExpiryRule.relativeSeconds.upperBound) seconds from now, or an ISO 8601 UTC timestamp", at: node)
+                }
             } else if let text = node.stringValue {
                 if ISOTimestamp.parse(text) == nil {
                     log.error(path, "expected seconds from now or an ISO 8601 UTC timestamp (2026-12-01T18:00:00Z), found '\(text)'", at: node)
@@ -272,6 +334,23 @@ public enum SchemaValidator {
         case .maxBytes(let limit):
             if !isTemplated(text), text.utf8.count > limit {
                 log.error(path, "is \(text.utf8.count) bytes, at most \(limit) allowed", at: node)
+            }
+        case .header(let maxBytes, let personalizable):
+            if isTemplated(text) {
+                if !personalizable {
+                    log.error(path, "cannot be personalized (it is the same header on every request)", at: node)
+                } else if let b = text.utf8.first(where: { $0 < 0x20 || $0 == 0x7F }) {
+                    // The template's own text goes into the header too: no line breaks there.
+                    log.error(path, "cannot go in a header: the template holds a control character (\(WireValue.describe(b)))", at: node)
+                }
+                return
+            }
+            if let problem = WireValue.headerProblem(text, maxBytes: maxBytes, allowEmpty: false) {
+                log.error(path, problem.isLength ? "is \(text.utf8.count) bytes, at most \(maxBytes) allowed" : "cannot go in a header: \(problem)", at: node)
+            }
+        case .pathSegment:
+            if let problem = WireValue.pathSegmentProblem(text, maxBytes: WireValue.maxSegmentBytes) {
+                log.error(path, "must be one path segment: \(problem)", at: node)
             }
         }
     }

@@ -17,13 +17,13 @@ extension NotificationSchema {
         SchemaProperty("icon", .object(webURLObject("web.icon"))),
         SchemaProperty("image", .object(webURLObject("web.image"))),
         SchemaProperty("require_interaction", .boolean),
-        SchemaProperty("time_to_live", .expiry),
+        SchemaProperty("time_to_live", .expiry, default: .int(2_419_200)),   // FCM's default: four weeks
         SchemaProperty("extra", .stringMap()),
         SchemaProperty("actions", .object(actions)),
         // In Airship's web example; browsers show at most two action buttons.
         SchemaProperty("buttons", .array(.object(webButton), maxCount: 2)),
         // RFC 8030 headers, not Airship properties (docs/overrides.md).
-        SchemaProperty("urgency", .enumeration(["very-low", "low", "normal", "high"])),
+        SchemaProperty("urgency", .enumeration(["very-low", "low", "normal", "high"]), default: .string("normal")),
         SchemaProperty("topic", .string(.constant)),
         SchemaProperty("link", .string()),
     ], refused: ["interactive": interactiveRefused(on: "web") + "; use buttons"], rules: [webTopicRule])

@@ -234,3 +234,25 @@ private func decodeBothWays(_ json: [UInt8]) throws -> (reader: [UInt8], foundat
         #expect(writer.bytes == Array("2".utf8))
     }
 }
+
+@Suite("Escaped length")
+struct EscapedLengthTests {
+    /// `escapedLength` predicts `appendEscaped` exactly, for every byte pattern the escaper treats
+    /// specially (the truncate policy relies on it).
+    @Test func matchesTheEscaper() {
+        var rng = SystemRandomNumberGenerator()
+        let pieces: [[UInt8]] = [
+            [0x22], [0x5C], [0x0A], [0x0D], [0x09], [0x08], [0x0C], [0x00], [0x1F], [0x7F], [0x41],
+            Array("é😀".utf8), [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9], [0xE2, 0x80, 0xA7],
+            [0xFF], [0xC3], [0xE0, 0xA0], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F, 0x98],
+        ]
+        for _ in 0..<2000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...12, using: &rng) { bytes += pieces.randomElement(using: &rng)! }
+            var out: [UInt8] = []
+            bytes.withUnsafeBytes { JSONEscaper.appendEscaped($0, to: &out) }
+            let predicted = bytes.withUnsafeBytes { JSONEscaper.escapedLength($0) }
+            #expect(predicted == out.count, "\(bytes)")
+        }
+    }
+}
