@@ -124,12 +124,14 @@ enum LiquidStringFilters {
         let boundaries = LiquidText.scalarBoundaries(s)
         let count = boundaries.count - 1
         guard count > length else { return s }
-        let keep = max(0, length - LiquidText.characterCount(ellipsis))
+        // length < count here, so it is at most Int.max - 1; a negative length keeps nothing
+        // (subtracting from Int.min would overflow).
+        let keep = length <= 0 ? 0 : max(0, length - LiquidText.characterCount(ellipsis))
         return Array(s[..<boundaries[keep]]) + ellipsis
     }
 
     static func truncateWords(_ s: [UInt8], words: Int, ellipsis: [UInt8]) -> [UInt8] {
-        let all = split(s, by: [UInt8(ascii: " ")])
+        let all = split(s, by: [UInt8(ascii: " ")]) ?? []
         let n = max(words, 1)
         guard all.count > n else { return s }
         var out: [UInt8] = []
@@ -140,25 +142,32 @@ enum LiquidStringFilters {
         return out + ellipsis
     }
 
-    static func replace(_ s: [UInt8], _ target: [UInt8], with replacement: [UInt8], _ which: Occurrence) -> [UInt8] {
+    /// Nil when the result would pass `limit` bytes: checked as it grows, since every match can
+    /// multiply the text by the replacement's length.
+    static func replace(_ s: [UInt8], _ target: [UInt8], with replacement: [UInt8], _ which: Occurrence, limit: Int) -> [UInt8]? {
         switch which {
         case .all:
             if target.isEmpty {
                 // Ruby inserts the replacement between every character and at both ends.
                 var out = replacement
                 let b = LiquidText.scalarBoundaries(s)
-                for k in 0..<(b.count - 1) { out += s[b[k]..<b[k + 1]]; out += replacement }
-                return out
+                for k in 0..<(b.count - 1) {
+                    out += s[b[k]..<b[k + 1]]
+                    out += replacement
+                    if out.count > limit { return nil }
+                }
+                return out.count > limit ? nil : out
             }
             var out: [UInt8] = []
             var i = 0
             while let found = LiquidText.find(target, in: s, from: i) {
                 out += s[i..<found]
                 out += replacement
+                if out.count > limit { return nil }
                 i = found + target.count
             }
             out += s[i...]
-            return out
+            return out.count > limit ? nil : out
         case .first:
             guard let found = LiquidText.find(target, in: s) else { return s }
             return Array(s[..<found]) + replacement + s[(found + target.count)...]
@@ -178,28 +187,34 @@ enum LiquidStringFilters {
 
     /// Ruby's String#split: `" "` splits on runs of whitespace, `""` into characters, and
     /// trailing empty pieces are dropped.
-    static func split(_ s: [UInt8], by separator: [UInt8]) -> [[UInt8]] {
+    /// Nil when there would be more than `maxParts` pieces (checked as they are made).
+    static func split(_ s: [UInt8], by separator: [UInt8], maxParts: Int = .max) -> [[UInt8]]? {
         var parts: [[UInt8]] = []
         if separator == [UInt8(ascii: " ")] {
             var current: [UInt8] = []
             var inWord = false
             for b in s {
                 if LiquidText.isWhitespace(b) {
-                    if inWord { parts.append(current); current = []; inWord = false }
+                    if inWord {
+                        if parts.count >= maxParts { return nil }
+                        parts.append(current); current = []; inWord = false
+                    }
                 } else {
                     current.append(b)
                     inWord = true
                 }
             }
             if inWord { parts.append(current) }
-            return parts
+            return parts.count > maxParts ? nil : parts
         }
         if separator.isEmpty {
             let b = LiquidText.scalarBoundaries(s)
+            guard b.count - 1 <= maxParts else { return nil }
             return (0..<(b.count - 1)).map { Array(s[b[$0]..<b[$0 + 1]]) }
         }
         var i = 0
         while let found = LiquidText.find(separator, in: s, from: i) {
+            if parts.count >= maxParts { return nil }
             parts.append(Array(s[i..<found]))
             i = found + separator.count
         }
