@@ -10,6 +10,9 @@ struct HandlebarsCompiler {
     /// includes itself compiles once and recurses at render time (bounded by `maxNestingDepth`).
     private(set) var partials: [HandlebarsProgram] = []
     private var partialIndex: [String: Int] = [:]
+    /// Partials being compiled inside one another. A standalone partial that includes itself is
+    /// compiled again at each deeper indentation (a new table key), so this must be bounded.
+    private(set) var partialDepth = 0
 
     init(options: TemplateOptions, compat: Bool) {
         self.options = options
@@ -27,6 +30,8 @@ struct HandlebarsCompiler {
         let key = nameText + "\u{0}" + String(decoding: indent, as: UTF8.self)
         if let index = partialIndex[key] { return index }
         guard let snippet = options.snippets[nameText] else { return nil }
+        partialDepth += 1
+        defer { partialDepth -= 1 }
         let index = partials.count
         partials.append([])
         partialIndex[key] = index
@@ -34,6 +39,8 @@ struct HandlebarsCompiler {
         do {
             program = try compile(Self.indent(Array(snippet.utf8), by: indent))
         } catch {
+            // Said once, at the outermost partial: a deep chain would repeat it at every level.
+            if error.message.hasPrefix("in partial ") { throw error }
             throw TemplateCompileError(
                 line: error.line, column: error.column, message: "in partial '\(nameText)': \(error.message)")
         }
@@ -174,7 +181,17 @@ private struct HandlebarsCompilationUnit {
         if stack.filter({ !$0.chained }).count >= options.maxNestingDepth {
             throw error(token.tagOffset, "blocks nested deeper than \(options.maxNestingDepth) levels")
         }
+        try checkChainDepth(token)
         push(block, blockParams: call.blockParams)
+    }
+
+    /// Each `{{else if}}` is a block inside the previous one's inverse, rendered and freed by
+    /// recursion: blocks and their `else if` branches together nest at most 4 × maxNestingDepth.
+    private func checkChainDepth(_ token: HandlebarsToken) throws(TemplateCompileError) {
+        let limit = max(0, min(options.maxNestingDepth, 1 << 20)) * 4
+        if stack.count >= limit {
+            throw error(token.tagOffset, "blocks and {{else if}} branches nest deeper than \(limit) levels")
+        }
     }
 
     private mutating func push(_ block: OpenBlock, blockParams: [[UInt8]]) {
@@ -199,6 +216,7 @@ private struct HandlebarsCompilationUnit {
         let call = try parser.parseCall()
         var block = try blockHead(call, tagOffset: token.tagOffset)
         block.chained = true
+        try checkChainDepth(token)
         push(block, blockParams: call.blockParams)
     }
 
@@ -234,6 +252,10 @@ private struct HandlebarsCompilationUnit {
             throw error(token.offset, "a partial takes at most one context argument")
         }
         let context = try call.params.first.map { (operand) throws(TemplateCompileError) in try argument(operand) }
+        // A standalone partial that includes itself compiles again at each deeper indentation.
+        if compiler.partialDepth >= options.maxNestingDepth {
+            throw error(token.offset, "partials nest deeper than \(options.maxNestingDepth) levels")
+        }
         guard let index = try compiler.partial(named: name, indent: indent) else {
             // Mustache renders an unknown partial as nothing; Handlebars (and Pushline) refuse it.
             if compiler.compat { return }
