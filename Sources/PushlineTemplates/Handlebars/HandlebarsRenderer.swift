@@ -80,8 +80,8 @@ struct HandlebarsRenderer {
                 if partialDepth > maxPartialDepth {
                     throw .other("partials nested deeper than \(maxPartialDepth) levels")
                 }
-                // A partial that includes itself twice expands 2^depth times: each expansion is a step.
-                try spend(1)
+                // A partial that includes itself twice expands 2^depth times: each expansion is charged.
+                try spend(TemplateCost.expansion)
                 if let context {
                     let value = try evaluate(context, frame, tolerant: true)
                     try renderScoped(partials[index], frame, context: value, &out)
@@ -194,7 +194,7 @@ struct HandlebarsRenderer {
         case .literal(let value):
             return value
         case .helper(let helper, let arguments, let hash):
-            try spend(1)
+            try spend(TemplateCost.call)
             let value = try call(helper, arguments, hash, frame)
             // What a helper builds stays within the field limit, and every byte of it is a step.
             if case .string(let bytes) = value {

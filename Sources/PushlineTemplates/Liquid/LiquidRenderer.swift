@@ -189,8 +189,8 @@ struct LiquidRenderer {
         guard state.snippetDepth < options.maxNestingDepth else {
             throw .other("snippets nest deeper than \(options.maxNestingDepth) levels")
         }
-        // A snippet that includes itself twice expands 2^depth times: each expansion is a step.
-        try state.spend(1)
+        // A snippet that includes itself twice expands 2^depth times: each expansion is charged.
+        try state.spend(TemplateCost.expansion)
         let subject = try include.subject.map { (e) throws(TemplateRenderError) in try evaluate(e, &state) }
         var arguments: [(name: [UInt8], value: LiquidValue)] = []
         for argument in include.arguments { arguments.append((argument.name, try evaluate(argument.value, &state))) }
@@ -265,7 +265,7 @@ struct LiquidRenderer {
             // A filter reads its input and arguments (copies, scans, materializes ranges and
             // arrays): their size is charged before it runs, so no filter starts work or
             // allocation the budget does not cover.
-            var cost = value.workSize
+            var cost = LiquidRenderState.sum(TemplateCost.call, value.workSize)
             let arguments: [LiquidValue]
             if let literals = call.literalArguments {
                 arguments = literals

@@ -81,6 +81,15 @@ enum TemplateMath {
     }
 }
 
+/// What the step budget charges for work that is not a byte or an element: the time of a call or an
+/// expansion measured in the time a byte of filter work takes, roughly.
+enum TemplateCost {
+    /// A filter or helper call (argument evaluation, dispatch, the result value).
+    static let call = 16
+    /// A snippet or partial expansion (scope set-up and tear-down around its body).
+    static let expansion = 256
+}
+
 extension TemplateRenderError {
     init(_ error: TemplateArithmeticError) { self = .invalidValue(error.message) }
 }
