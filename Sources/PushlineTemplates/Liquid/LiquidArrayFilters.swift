@@ -4,7 +4,7 @@ enum LiquidArrayFilters {
         guard let elements = input.arrayElements else { return input.isNil ? [] : [input] }
         var out: [LiquidValue] = []
         for e in elements {
-            if e.arrayElements != nil { out += flatElements(e) } else { out.append(e) }
+            if e.isSequence { out += flatElements(e) } else { out.append(e) }
         }
         return out
     }

@@ -105,7 +105,7 @@ enum LiquidFilters {
         // Arrays
         case .join:
             let separator = arg(0)?.textBytes ?? [UInt8(ascii: " ")]
-            guard input.arrayElements != nil else { return .string(input.textBytes) }
+            guard input.isSequence else { return .string(input.textBytes) }
             var out: [UInt8] = []
             for (i, e) in LiquidArrayFilters.flatElements(input).enumerated() {
                 if i > 0 { out += separator }
@@ -127,7 +127,7 @@ enum LiquidFilters {
             return try LiquidArrayFilters.map(input, property: args[0], state: state)
         case .where:
             if input.isNil || args[0].isNil { return .array([]) }
-            guard input.arrayElements != nil || input.isObject else { throw LiquidFilterError("where expects an array") }
+            guard input.isSequence || input.isObject else { throw LiquidFilterError("where expects an array") }
             return try LiquidArrayFilters.where(input, property: args[0], value: arg(1), state: state)
         case .concat:
             guard let extra = args[0].arrayElements else { throw LiquidFilterError("concat expects an array argument") }

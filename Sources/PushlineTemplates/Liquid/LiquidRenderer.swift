@@ -225,7 +225,7 @@ struct LiquidRenderer {
             state.bindings += arguments
         }
 
-        if let subject, include.subjectIsLoop, subject.arrayElements != nil {
+        if let subject, include.subjectIsLoop, subject.isSequence {
             try state.spend(subject.workSize)
             let items = subject.arrayElements ?? []
             try admitIterations(items.count, state)

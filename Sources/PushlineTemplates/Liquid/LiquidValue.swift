@@ -102,6 +102,15 @@ extension LiquidValue {
         }
     }
 
+    /// Whether `arrayElements` is non-nil, without building the elements.
+    var isSequence: Bool {
+        switch self {
+        case .array, .range: true
+        case .json(let j): j.kind == .array
+        default: false
+        }
+    }
+
     var isObject: Bool {
         switch self {
         case .object: true
