@@ -13,6 +13,11 @@ struct HandlebarsCompiler {
     /// Partials being compiled inside one another. A standalone partial that includes itself is
     /// compiled again at each deeper indentation (a new table key), so this must be bounded.
     private(set) var partialDepth = 0
+    /// Source bytes compiled for partials so far: each distinct indentation compiles its own
+    /// indented copy, so a template with thousands of differently indented partial tags could
+    /// otherwise build gigabytes of copies.
+    private var partialSourceBytes = 0
+    static let maxPartialSourceBytes = 1 << 24
 
     init(options: TemplateOptions, compat: Bool) {
         self.options = options
@@ -25,11 +30,19 @@ struct HandlebarsCompiler {
     }
 
     /// The partial table index for `name` at `indent` (a standalone partial indents every line).
-    mutating func partial(named name: [UInt8], indent: [UInt8]) throws(TemplateCompileError) -> Int? {
+    mutating func partial(
+        named name: [UInt8], indent: [UInt8], error: (String) -> TemplateCompileError
+    ) throws(TemplateCompileError) -> Int? {
         let nameText = String(decoding: name, as: UTF8.self)
         let key = nameText + "\u{0}" + String(decoding: indent, as: UTF8.self)
         if let index = partialIndex[key] { return index }
         guard let snippet = options.snippets[nameText] else { return nil }
+        let lines = indent.isEmpty ? 0 : snippet.utf8.reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        partialSourceBytes += snippet.utf8.count + lines * indent.count
+        if partialSourceBytes > Self.maxPartialSourceBytes {
+            throw error(
+                "partials expand to more than \(Self.maxPartialSourceBytes) bytes of source (each indentation compiles its own copy)")
+        }
         partialDepth += 1
         defer { partialDepth -= 1 }
         let index = partials.count
@@ -256,7 +269,7 @@ private struct HandlebarsCompilationUnit {
         if compiler.partialDepth >= options.maxNestingDepth {
             throw error(token.offset, "partials nest deeper than \(options.maxNestingDepth) levels")
         }
-        guard let index = try compiler.partial(named: name, indent: indent) else {
+        guard let index = try compiler.partial(named: name, indent: indent, error: { error(token.offset, $0) }) else {
             // Mustache renders an unknown partial as nothing; Handlebars (and Pushline) refuse it.
             if compiler.compat { return }
             throw error(token.offset, "unknown partial '\(String(decoding: name, as: UTF8.self))' (partials come from the campaign's snippets)")

@@ -58,6 +58,7 @@ struct HandlebarsRenderer {
             case .text(let bytes):
                 do { try out.write(bytes) } catch { throw TemplateRenderError(error) }
             case .lookup(let node):
+                if iterations > 0 || partialDepth > 0 { try chargeRepeatedLookup(node.path, frame) }
                 if let contextPath = node.contextPath, case .json(let context) = frame.pointee.context,
                    let found = context.value(at: contextPath) {
                     try write(json: found, escaped: node.escaped && htmlEscape, into: &out)
@@ -188,6 +189,7 @@ struct HandlebarsRenderer {
     ) throws(TemplateRenderError) -> HandlebarsValue {
         switch expression {
         case .path(let path):
+            if iterations > 0 || partialDepth > 0 { try chargeRepeatedLookup(path, frame) }
             let value = lookup(path, frame)
             if strict && !tolerant && value.isMissing { throw .missingVariable(path.text) }
             return value
@@ -240,6 +242,30 @@ struct HandlebarsRenderer {
             guard let owner = frame.blockParamFrame(scopes: scopes) else { return .missing }
             return follow(slot == 0 ? owner.pointee.blockParam0 : owner.pointee.blockParam1, path)
         }
+    }
+
+    /// A lookup scans the members or elements of every container it steps into. Outside loops
+    /// and partials each lookup node runs once per render, so that is bounded by the template; in
+    /// them it repeats, so it is charged (after the first iteration: flat templates pay nothing).
+    private mutating func chargeRepeatedLookup(_ path: HandlebarsPath, _ frame: UnsafePointer<HandlebarsFrame>) throws(TemplateRenderError) {
+        let start: HandlebarsValue
+        switch path.base {
+        case .context(let depth, _): start = frame.contextFrame(depth: depth)?.pointee.context ?? .missing
+        case .root: start = root
+        case .blockParameter(let scopes, let slot):
+            guard let owner = frame.blockParamFrame(scopes: scopes) else { return }
+            start = slot == 0 ? owner.pointee.blockParam0 : owner.pointee.blockParam1
+        case .data: return
+        }
+        guard case .json(var json) = start else { return try spend(1) }
+        // Counts come from one record line: their sum cannot overflow.
+        var cost = 1
+        for segment in path.segments {
+            cost = cost &+ json.count
+            guard let next = member(json, segment) else { break }
+            json = next
+        }
+        try spend(cost)
     }
 
     private func follow(_ start: HandlebarsValue, _ path: HandlebarsPath) -> HandlebarsValue {

@@ -28,6 +28,9 @@ struct LiquidRenderer {
                 do { try output.write(bytes) } catch { throw TemplateRenderError(error) }
             case .output(let expression):
                 let value = try evaluate(expression, &state)
+                // An array prints element by element, and empty elements write nothing: the
+                // output limit alone would let a loop walk a huge array again and again.
+                if value.isSequence { try state.spend(value.workSize) }
                 do { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
             case .conditional(let branches, let otherwise):
                 var chosen = otherwise

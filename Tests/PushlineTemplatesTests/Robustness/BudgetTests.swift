@@ -101,4 +101,31 @@ import Testing
         #expect(Robust.handlebars("{{#each xs}}{{#if (len ../s)}}{{/if}}{{/each}}", #"{"xs":\#(each),"s":"\#(String(repeating: "b", count: 2000))"}"#)
                 == .renderError(.stepLimit(10_000_000)))
     }
+
+    @Test func lookupsRepeatedOverLargeRecordValuesAreCharged() {
+        // A 20,000-member object: every lookup into it scans its members. Once per render that is
+        // bounded by the template; 10,000 times in a loop it is 2 × 10^8 steps.
+        let members = (0..<20_000).map { #""k\#($0)":"""# }.joined(separator: ",")
+        let items = Array(repeating: "0", count: 10_000).joined(separator: ",")
+        let data = #"{"big":{\#(members)},"items":[\#(items)],"blanks":[\#(Array(repeating: #""""#, count: 20_000).joined(separator: ","))]}"#
+        #expect(Robust.handlebars("{{#each items}}{{../big.k19999}}{{/each}}", data) == .renderError(.stepLimit(10_000_000)))
+        #expect(Robust.handlebars("[{{big.k19999}}]", data) == .rendered("[]"))
+        #expect(Robust.liquid("{% for i in items %}{{ big.k19999 }}{% endfor %}", data) == .renderError(.stepLimit(10_000_000)))
+        // Printing an array of 20,000 empty strings writes nothing, so the output limit never
+        // stops it: each print costs its elements.
+        #expect(Robust.liquid("{% for i in items %}{{ blanks }}{% endfor %}", data) == .renderError(.stepLimit(10_000_000)))
+        #expect(Robust.liquid("[{{ blanks }}]", data) == .rendered("[]"))
+    }
+
+    @Test func indentedPartialCopiesAreBounded() {
+        // Each indentation compiles its own copy of the 1,001-line partial, 2,000 bytes plus the
+        // indentation on every line: the copies pass 2^24 bytes at the 181st indentation.
+        let partial = String(repeating: "x\n", count: 1000)
+        let template = (1...300).map { String(repeating: " ", count: $0) + "{{> p}}\n" }.joined()
+        let outcome = Robust.handlebars(template, options: TemplateOptions(snippets: ["p": partial]))
+        #expect(outcome.compileError?.line == 181, "\(outcome.message)")
+        #expect(outcome.compileError?.message.contains("partials expand to more than 16777216 bytes") == true)
+        let few = (1...3).map { String(repeating: " ", count: $0) + "{{> p}}\n" }.joined()
+        #expect(Robust.handlebars(few, options: TemplateOptions(snippets: ["p": "x\n"])) == .rendered(" x\n  x\n   x\n"))
+    }
 }
