@@ -122,7 +122,8 @@ struct LiquidRenderer {
         var lower = 0
         var total: Int
         // A range's count fits in an Int (checked when it was built).
-        if case .range(let lo, let hi) = collection.normalized { lower = lo; total = lo <= hi ? hi &- lo &+ 1 : 0 } else { total = -1 }
+        // (Matched before `normalized`, which copies a record string.)
+        if case .range(let lo, let hi) = collection { lower = lo; total = lo <= hi ? hi &- lo &+ 1 : 0 } else { total = -1 }
         var items: [LiquidValue] = []
         if total < 0 {
             // Materializing a record's array or object costs its size: charged before it is built.
@@ -166,7 +167,9 @@ struct LiquidRenderer {
 
     /// `limit:`/`offset:` values: integers or numeric strings; nil (undefined) means not given.
     private func loopNumber(_ e: LiquidExpression, _ what: String, _ state: inout LiquidRenderState) throws(TemplateRenderError) -> Int? {
-        let value = try evaluate(e, &state).normalized
+        let raw = try evaluate(e, &state)
+        try state.spend(raw.workSize)  // a numeric string is copied and parsed
+        let value = raw.normalized
         if value.isNil { return nil }
         switch value {
         case .int, .double, .string:
@@ -313,8 +316,12 @@ struct LiquidRenderer {
         case .literal(let value):
             return value
         case .range(let lower, let upper):
-            let lo = try evaluate(lower, &state).toNumber
-            let hi = try evaluate(upper, &state).toNumber
+            let lowerValue = try evaluate(lower, &state)
+            let upperValue = try evaluate(upper, &state)
+            // Bounds that are record strings are copied and parsed: charged, since ranges repeat in loops.
+            try state.spend(LiquidRenderState.sum(lowerValue.workSize, upperValue.workSize))
+            let lo = lowerValue.toNumber
+            let hi = upperValue.toNumber
             return try checked { () throws(TemplateArithmeticError) in
                 let (l, h) = (try lo.checkedInt(), try hi.checkedInt())
                 // A range whose count does not fit in an Int is refused here, so everything that

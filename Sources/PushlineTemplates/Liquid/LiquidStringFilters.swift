@@ -172,14 +172,9 @@ enum LiquidStringFilters {
             guard let found = LiquidText.find(target, in: s) else { return s }
             return Array(s[..<found]) + replacement + s[(found + target.count)...]
         case .last:
-            var last: Int? = nil
-            var i = 0
-            while let found = LiquidText.find(target, in: s, from: i) {
-                last = found
-                i = found + 1
-                if target.isEmpty { break }
-            }
-            if target.isEmpty { last = s.count }
+            // One pass for the last (possibly overlapping) match: searching again after each
+            // match was quadratic for a long target in text full of matches.
+            let last = target.isEmpty ? s.count : LiquidText.findLast(target, in: s)
             guard let found = last else { return s }
             return Array(s[..<found]) + replacement + s[(found + target.count)...]
         }
@@ -224,28 +219,36 @@ enum LiquidStringFilters {
     }
 
     /// Removes tags, and `<script>`, `<style>` and comments together with their content.
+    /// Linear: a `<` with no `>` after it means no later `<` has one either, and markers are
+    /// compared in place (this ran a scan to the end for every `<` of `<<<<…`, and built an
+    /// array for every byte it skipped).
     static func stripHTML(_ s: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         var i = 0
-        func startsWith(_ text: String, at k: Int) -> Bool {
-            let t = Array(text.utf8)
-            guard k + t.count <= s.count else { return false }
-            for j in 0..<t.count where (s[k + j] | (t[j] >= 0x61 ? 0x20 : 0)) != t[j] { return false }
+        func startsWith(_ text: StaticString, at k: Int) -> Bool {
+            let n = text.utf8CodeUnitCount
+            guard k + n <= s.count else { return false }
+            let t = text.utf8Start
+            for j in 0..<n where (s[k + j] | (t[j] >= 0x61 ? 0x20 : 0)) != t[j] { return false }
             return true
         }
-        func skipPast(_ text: String, from k: Int) -> Int {
+        func skipPast(_ text: StaticString, from k: Int) -> Int {
             var j = k
-            while j < s.count { if startsWith(text, at: j) { return j + text.utf8.count }; j += 1 }
+            while j < s.count { if startsWith(text, at: j) { return j + text.utf8CodeUnitCount }; j += 1 }
             return s.count
         }
+        var noCloseFrom = s.count  // no `>` at or after this offset
         while i < s.count {
             if s[i] == UInt8(ascii: "<") {
                 if startsWith("<!--", at: i) { i = skipPast("-->", from: i + 4); continue }
                 if startsWith("<script", at: i) { i = skipPast("</script>", from: i); continue }
                 if startsWith("<style", at: i) { i = skipPast("</style>", from: i); continue }
-                var j = i + 1
-                while j < s.count && s[j] != UInt8(ascii: ">") { j += 1 }
-                if j < s.count { i = j + 1; continue }
+                if i < noCloseFrom {
+                    var j = i + 1
+                    while j < s.count && s[j] != UInt8(ascii: ">") { j += 1 }
+                    if j < s.count { i = j + 1; continue }
+                    noCloseFrom = i
+                }
             }
             out.append(s[i])
             i += 1

@@ -83,6 +83,42 @@ enum LiquidText {
         return nil
     }
 
+    /// The offset of the last occurrence of a non-empty `needle`, overlapping ones included.
+    static func findLast(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        let m = needle.count
+        guard m > 0, haystack.count >= m else { return nil }
+        // Scanning backward, the first match found is the last one; the naive compare is at most
+        // m per position, so long needles use the failure table as `find` does.
+        if m <= 4 {
+            var i = haystack.count - m
+            while i >= 0 {
+                var j = 0
+                while j < m && haystack[i + j] == needle[j] { j += 1 }
+                if j == m { return i }
+                i -= 1
+            }
+            return nil
+        }
+        var failure = [Int](repeating: 0, count: m)
+        var k = 0
+        for q in 1..<m {
+            while k > 0 && needle[q] != needle[k] { k = failure[k - 1] }
+            if needle[q] == needle[k] { k += 1 }
+            failure[q] = k
+        }
+        var last: Int? = nil
+        var matched = 0
+        for i in 0..<haystack.count {
+            while matched > 0 && haystack[i] != needle[matched] { matched = failure[matched - 1] }
+            if haystack[i] == needle[matched] { matched += 1 }
+            if matched == m {
+                last = i - m + 1
+                matched = failure[m - 1]
+            }
+        }
+        return last
+    }
+
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude

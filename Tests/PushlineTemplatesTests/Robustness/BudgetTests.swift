@@ -51,6 +51,11 @@ import Testing
         // 10,000 iterations of two filter calls are more than 20,000 steps.
         let small = TemplateOptions(maxRenderSteps: 20_000)
         #expect(Robust.liquid("{% for i in (1..10000) %}{% assign n = i | plus: 0 | minus: 0 %}{% endfor %}", options: small) == .renderError(.stepLimit(20_000)))
+        // A range bound that is a record string is copied and parsed each time the range is built:
+        // 100,000 spaces then "0" (an empty range) in a 10,000-iteration loop.
+        let bound = #"{"s":"\#(String(repeating: " ", count: 100_000))0"}"#
+        #expect(Robust.liquid("{% for i in (1..10000) %}{% for j in (1..s) %}{% endfor %}{% endfor %}", bound) == .renderError(.stepLimit(10_000_000)))
+        #expect(Robust.liquid("{% for j in (1..s) %}{{ j }}{% else %}none{% endfor %}", bound) == .rendered("none"))
         // The code a reject carries.
         #expect(TemplateRenderError.stepLimit(1).code == "render_step_limit")
     }
@@ -127,5 +132,28 @@ import Testing
         #expect(outcome.compileError?.message.contains("partials expand to more than 16777216 bytes") == true)
         let few = (1...3).map { String(repeating: " ", count: $0) + "{{> p}}\n" }.joined()
         #expect(Robust.handlebars(few, options: TemplateOptions(snippets: ["p": "x\n"])) == .rendered(" x\n  x\n   x\n"))
+    }
+
+    @Test func hostileTextIsProcessedInLinearTime() {
+        // Each of these was quadratic (minutes on 100,000-byte values); expected values by counting.
+        let large = TemplateOptions(maxOutputBytes: 1 << 20)
+        // 100,000 leading spaces before a number.
+        #expect(Robust.liquid("{{ s | plus: 1 }}", #"{"s":"\#(String(repeating: " ", count: 100_000))1"}"#) == .rendered("2"))
+        // strip_html of 200,000 `<` with no `>`: nothing is a tag, every byte stays.
+        let angles = Self.record("s", repeating: "<", 200_000)
+        #expect(Robust.liquid("{{ s | strip_html | size }}", angles, options: large) == .rendered("200000"))
+        #expect(Robust.liquid("{{ s | strip_html | size }}", angles) == .renderError(.outputLimit(8192)))
+        #expect(Robust.liquid("{{ '<b>x</b><!-- y -->z<' | strip_html }}") == .rendered("xz<"))
+        // replace_last of a 1,000-byte target in 100,000 matching bytes: the last match starts at 99,000.
+        let target = String(repeating: "a", count: 1000)
+        let text = Self.record("s", repeating: "a", 100_000, extra: #","t":"\#(target)""#)
+        #expect(Robust.liquid(#"{{ s | replace_last: t, "b" | size }}"#, text, options: large) == .rendered("99001"))
+        #expect(Robust.liquid(#"{{ "xaaay" | replace_last: "aa", "b" }}"#) == .rendered("xaby"))
+        // "abcab" (5 bytes) starts at 0, 3 and 6 in the 12 bytes; the last match leaves "abcabc" and "c".
+        #expect(Robust.liquid(#"{{ "abcabcabcabc" | replace_last: "abcab", "-" }}"#) == .rendered("abcabc-c"))
+        // contains: 100,000 "a" never holds 999 "a" then "b".
+        let needle = String(repeating: "a", count: 999) + "b"
+        #expect(Robust.liquid("{% if s contains n %}yes{% else %}no{% endif %}",
+                              Self.record("s", repeating: "a", 100_000, extra: #","n":"\#(needle)""#)) == .rendered("no"))
     }
 }
