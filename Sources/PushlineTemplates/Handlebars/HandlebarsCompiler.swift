@@ -151,8 +151,12 @@ private struct HandlebarsCompilationUnit {
     /// Merges adjacent text (after comments and stripped tags vanish) into one run.
     private mutating func appendText(_ bytes: [UInt8]) {
         func merge(_ program: inout HandlebarsProgram) {
-            if case .text(let previous) = program.last {
-                program[program.count - 1] = .text(previous + bytes)
+            if case .text(var previous) = program.last {
+                // Emptied first so `previous` is the only reference and grows in place: copying
+                // it for every merge was quadratic in a template of 100,000 `x{{! }}` pieces.
+                program[program.count - 1] = .text([])
+                previous.append(contentsOf: bytes)
+                program[program.count - 1] = .text(previous)
             } else {
                 program.append(.text(bytes))
             }

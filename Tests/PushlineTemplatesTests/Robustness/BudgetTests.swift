@@ -151,6 +151,9 @@ import Testing
         #expect(Robust.liquid(#"{{ "xaaay" | replace_last: "aa", "b" }}"#) == .rendered("xaby"))
         // "abcab" (5 bytes) starts at 0, 3 and 6 in the 12 bytes; the last match leaves "abcabc" and "c".
         #expect(Robust.liquid(#"{{ "abcabcabcabc" | replace_last: "abcab", "-" }}"#) == .rendered("abcabc-c"))
+        // Handlebars merges the text around 100,000 comments into one run, in place.
+        let comments = String(repeating: "x{{! c }}", count: 100_000)
+        #expect(Robust.handlebars(comments, options: large) == .rendered(String(repeating: "x", count: 100_000)))
         // contains: 100,000 "a" never holds 999 "a" then "b".
         let needle = String(repeating: "a", count: 999) + "b"
         #expect(Robust.liquid("{% if s contains n %}yes{% else %}no{% endif %}",
