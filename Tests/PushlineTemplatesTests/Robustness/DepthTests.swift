@@ -60,11 +60,11 @@ import Testing
     }
 
     @Test func nestedBlocksAndLiquidTagsStopAt64() {
-        let ifs = String(repeating: "{% if true %}", count: 100_000) + String(repeating: "{% endif %}", count: 100_000)
+        let ifs = String(repeating: "{% if true %}", count: 20_000) + String(repeating: "{% endif %}", count: 20_000)
         // The 65th `{% if` starts at offset 13 × 64 = 832, column 833.
         expectCompileError(Robust.liquid(ifs), line: 1, column: 833, "blocks nest deeper than 64 levels")
         // `{% liquid liquid liquid … echo 1 %}`: each `liquid` line opens a block.
-        let liquids = "{% liquid " + String(repeating: "liquid ", count: 100_000) + "echo 1 %}"
+        let liquids = "{% liquid " + String(repeating: "liquid ", count: 20_000) + "echo 1 %}"
         #expect(Robust.liquid(liquids).compileError?.message.contains("blocks nest deeper than 64 levels") == true)
         #expect(Robust.liquid("{% liquid liquid liquid echo 'ok' %}") == .rendered("ok"))
     }
@@ -126,5 +126,22 @@ import Testing
         #expect(Robust.liquid("{{ o }}", data) == .rendered(objects))
         #expect(Robust.liquid("{% if x == x %}eq{% endif %}", data) == .rendered("eq"))
         #expect(Robust.handlebars("{{x}}|{{o}}|{{join x}}", data) == .rendered("7|[object Object]|7"))
+    }
+
+    @Test func everyBoundAtOnceStaysWithinTheStack() {
+        // The deepest stack a template can reach: snippets or partials recursing until the
+        // render depth (256) stops them, each level 60 blocks deep, each printing a record value
+        // nested 120 deep through 60 nested filters or subexpressions.
+        var arrays = "\"v\""
+        for _ in 0..<120 { arrays = "[\(arrays)]" }
+        let data = #"{"x":\#(arrays)}"#
+        let filters = String(repeating: " | append: ''", count: 60)
+        let liquidBody = String(repeating: "{% if true %}", count: 60) + "{{ x }}{{ x\(filters) }}{% include 's' %}" + String(repeating: "{% endif %}", count: 60)
+        #expect(Robust.liquid("{% include 's' %}", data, options: TemplateOptions(snippets: ["s": liquidBody]))
+                == .renderError(.other("blocks and snippets nest deeper than 256 levels while rendering")))
+        let subexpressions = String(repeating: "(lower ", count: 60) + "x" + String(repeating: ")", count: 60)
+        let handlebarsBody = String(repeating: "{{#if x}}", count: 60) + "{{x}}{{upper \(subexpressions)}}{{> p}}" + String(repeating: "{{/if}}", count: 60)
+        #expect(Robust.handlebars("{{> p}}", data, options: TemplateOptions(snippets: ["p": handlebarsBody]))
+                == .renderError(.other("blocks and partials nest deeper than 256 levels while rendering")))
     }
 }
