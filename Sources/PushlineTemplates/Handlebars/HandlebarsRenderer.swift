@@ -96,6 +96,8 @@ struct HandlebarsRenderer {
     private mutating func render(
         _ block: HandlebarsBlock, _ frame: UnsafePointer<HandlebarsFrame>, _ out: inout RenderOutput
     ) throws(TemplateRenderError) {
+        // A step per block: in a loop, a template of many blocks repeats them all.
+        try spend(1)
         let subject = try evaluate(block.subject, frame, tolerant: true)
         switch block.kind {
         case .if(let includeZero):

@@ -33,6 +33,8 @@ struct LiquidRenderer {
                 if value.isSequence { try state.spend(value.workSize) }
                 do { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
             case .conditional(let branches, let otherwise):
+                // A step per conditional: in a loop, a template of many conditions repeats them all.
+                try state.spend(1)
                 var chosen = otherwise
                 for branch in branches where try test(branch.condition, &state) {
                     chosen = branch.body
@@ -43,6 +45,7 @@ struct LiquidRenderer {
                     if r != .none { return r }
                 }
             case .caseWhen(let subject, let blocks):
+                try state.spend(1)
                 let value = try evaluate(subject, &state)
                 var matched = false
                 for block in blocks {

@@ -159,4 +159,17 @@ import Testing
         #expect(Robust.liquid("{% if s contains n %}yes{% else %}no{% endif %}",
                               Self.record("s", repeating: "a", 100_000, extra: #","n":"\#(needle)""#)) == .rendered("no"))
     }
+
+    @Test func conditionsRepeatedInLoopsAreSteps() {
+        // 10,000 iterations of 100 false conditions are 10^6 steps: over a budget of 100,000,
+        // although nothing is printed and no filter runs.
+        let small = TemplateOptions(maxRenderSteps: 100_000)
+        let ifs = String(repeating: "{% if false %}x{% endif %}", count: 100)
+        #expect(Robust.liquid("{% for i in (1..10000) %}\(ifs){% endfor %}", options: small) == .renderError(.stepLimit(100_000)))
+        let items = "[" + Array(repeating: "0", count: 10_000).joined(separator: ",") + "]"
+        let blocks = String(repeating: "{{#if nope}}x{{/if}}", count: 100)
+        #expect(Robust.handlebars("{{#each items}}\(blocks){{/each}}", #"{"items":\#(items)}"#, options: small) == .renderError(.stepLimit(100_000)))
+        // Ten iterations of the same are far within it.
+        #expect(Robust.liquid("{% for i in (1..10) %}\(ifs){% endfor %}", options: small) == .rendered(""))
+    }
 }
