@@ -10,6 +10,14 @@ struct HandlebarsCompiler {
     /// includes itself compiles once and recurses at render time (bounded by `maxNestingDepth`).
     private(set) var partials: [HandlebarsProgram] = []
     private var partialIndex: [String: Int] = [:]
+    /// Partials being compiled inside one another. A standalone partial that includes itself is
+    /// compiled again at each deeper indentation (a new table key), so this must be bounded.
+    private(set) var partialDepth = 0
+    /// Source bytes compiled for partials so far: each distinct indentation compiles its own
+    /// indented copy, so a template with thousands of differently indented partial tags could
+    /// otherwise build gigabytes of copies.
+    private var partialSourceBytes = 0
+    static let maxPartialSourceBytes = 1 << 24
 
     init(options: TemplateOptions, compat: Bool) {
         self.options = options
@@ -22,11 +30,21 @@ struct HandlebarsCompiler {
     }
 
     /// The partial table index for `name` at `indent` (a standalone partial indents every line).
-    mutating func partial(named name: [UInt8], indent: [UInt8]) throws(TemplateCompileError) -> Int? {
+    mutating func partial(
+        named name: [UInt8], indent: [UInt8], error: (String) -> TemplateCompileError
+    ) throws(TemplateCompileError) -> Int? {
         let nameText = String(decoding: name, as: UTF8.self)
         let key = nameText + "\u{0}" + String(decoding: indent, as: UTF8.self)
         if let index = partialIndex[key] { return index }
         guard let snippet = options.snippets[nameText] else { return nil }
+        let lines = indent.isEmpty ? 0 : snippet.utf8.reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        partialSourceBytes += snippet.utf8.count + lines * indent.count
+        if partialSourceBytes > Self.maxPartialSourceBytes {
+            throw error(
+                "partials expand to more than \(Self.maxPartialSourceBytes) bytes of source (each indentation compiles its own copy)")
+        }
+        partialDepth += 1
+        defer { partialDepth -= 1 }
         let index = partials.count
         partials.append([])
         partialIndex[key] = index
@@ -34,6 +52,8 @@ struct HandlebarsCompiler {
         do {
             program = try compile(Self.indent(Array(snippet.utf8), by: indent))
         } catch {
+            // Said once, at the outermost partial: a deep chain would repeat it at every level.
+            if error.message.hasPrefix("in partial ") { throw error }
             throw TemplateCompileError(
                 line: error.line, column: error.column, message: "in partial '\(nameText)': \(error.message)")
         }
@@ -131,8 +151,12 @@ private struct HandlebarsCompilationUnit {
     /// Merges adjacent text (after comments and stripped tags vanish) into one run.
     private mutating func appendText(_ bytes: [UInt8]) {
         func merge(_ program: inout HandlebarsProgram) {
-            if case .text(let previous) = program.last {
-                program[program.count - 1] = .text(previous + bytes)
+            if case .text(var previous) = program.last {
+                // Emptied first so `previous` is the only reference and grows in place: copying
+                // it for every merge was quadratic in a template of 100,000 `x{{! }}` pieces.
+                program[program.count - 1] = .text([])
+                previous.append(contentsOf: bytes)
+                program[program.count - 1] = .text(previous)
             } else {
                 program.append(.text(bytes))
             }
@@ -174,7 +198,17 @@ private struct HandlebarsCompilationUnit {
         if stack.filter({ !$0.chained }).count >= options.maxNestingDepth {
             throw error(token.tagOffset, "blocks nested deeper than \(options.maxNestingDepth) levels")
         }
+        try checkChainDepth(token)
         push(block, blockParams: call.blockParams)
+    }
+
+    /// Each `{{else if}}` is a block inside the previous one's inverse, rendered and freed by
+    /// recursion: blocks and their `else if` branches together nest at most 4 × maxNestingDepth.
+    private func checkChainDepth(_ token: HandlebarsToken) throws(TemplateCompileError) {
+        let limit = max(0, min(options.maxNestingDepth, 1 << 20)) * 4
+        if stack.count >= limit {
+            throw error(token.tagOffset, "blocks and {{else if}} branches nest deeper than \(limit) levels")
+        }
     }
 
     private mutating func push(_ block: OpenBlock, blockParams: [[UInt8]]) {
@@ -199,6 +233,7 @@ private struct HandlebarsCompilationUnit {
         let call = try parser.parseCall()
         var block = try blockHead(call, tagOffset: token.tagOffset)
         block.chained = true
+        try checkChainDepth(token)
         push(block, blockParams: call.blockParams)
     }
 
@@ -234,7 +269,11 @@ private struct HandlebarsCompilationUnit {
             throw error(token.offset, "a partial takes at most one context argument")
         }
         let context = try call.params.first.map { (operand) throws(TemplateCompileError) in try argument(operand) }
-        guard let index = try compiler.partial(named: name, indent: indent) else {
+        // A standalone partial that includes itself compiles again at each deeper indentation.
+        if compiler.partialDepth >= options.maxNestingDepth {
+            throw error(token.offset, "partials nest deeper than \(options.maxNestingDepth) levels")
+        }
+        guard let index = try compiler.partial(named: name, indent: indent, error: { error(token.offset, $0) }) else {
             // Mustache renders an unknown partial as nothing; Handlebars (and Pushline) refuse it.
             if compiler.compat { return }
             throw error(token.offset, "unknown partial '\(String(decoding: name, as: UTF8.self))' (partials come from the campaign's snippets)")

@@ -38,6 +38,11 @@ struct HandlebarsExpressionParser {
     private let base: Int
     private let positions: HandlebarsSourcePositions
     private var i = 0
+    /// Subexpressions open around the operand being parsed.
+    private var depth = 0
+    /// Deepest nesting of `(…)` subexpressions: they are parsed, compiled, evaluated and freed by
+    /// recursion, so the depth is bounded (a compile error, never a stack overflow).
+    static let maxExpressionDepth = 64
 
     init(_ bytes: [UInt8], base: Int, positions: HandlebarsSourcePositions) {
         self.bytes = bytes
@@ -132,6 +137,11 @@ struct HandlebarsExpressionParser {
         let start = i
         let c = bytes[i]
         if c == UInt8(ascii: "(") {
+            depth += 1
+            defer { depth -= 1 }
+            if depth > Self.maxExpressionDepth {
+                throw error(at: start, "expression nests deeper than \(Self.maxExpressionDepth) levels of subexpressions")
+            }
             i += 1
             skipSpace()
             let call = try parseCallBody(closing: UInt8(ascii: ")"))

@@ -64,7 +64,10 @@ extension HandlebarsRenderer {
     ) throws(TemplateRenderError) -> HandlebarsValue {
         let tolerant = helper.toleratesMissing
         func argument(_ k: Int) throws(TemplateRenderError) -> HandlebarsValue {
-            try evaluate(arguments[k], frame, tolerant: tolerant)
+            let value = try evaluate(arguments[k], frame, tolerant: tolerant)
+            // Helpers read their arguments (copy, compare, count characters): charged by size.
+            try spend(value.workSize)
+            return value
         }
         switch helper {
         case .eq: return .bool(Self.strictEquals(try argument(0), try argument(1)))
@@ -136,6 +139,8 @@ extension HandlebarsRenderer {
             for (k, element) in array.elements.enumerated() {
                 if k > 0 { out.append(contentsOf: separator) }
                 out.append(contentsOf: HandlebarsValue.json(element).textBytes)
+                // A long separator between many elements outgrows the limit: checked as it grows.
+                if out.count > maxBytes { throw .outputLimit(maxBytes) }
             }
             return .string(out)
         case .log:

@@ -11,9 +11,17 @@ struct HandlebarsRenderer {
     let compat: Bool
     let maxLoopIterations: Int
     let maxPartialDepth: Int
+    /// Most bytes a helper may build (`TemplateOptions.maxOutputBytes`).
+    let maxBytes: Int
+    let maxSteps: Int
+    /// Deepest render recursion, blocks and partials together (4 × maxNestingDepth).
+    let maxRenderDepth: Int
     let root: HandlebarsValue
     private var iterations = 0
     private var partialDepth = 0
+    private var renderDepth = 0
+    /// Work done so far: iterations, helper calls, partial expansions, bytes helpers read and build.
+    private(set) var steps = 0
 
     init(template: HandlebarsTemplate, root: HandlebarsValue) {
         partials = template.partials
@@ -22,17 +30,35 @@ struct HandlebarsRenderer {
         compat = template.compat
         maxLoopIterations = template.options.maxLoopIterations
         maxPartialDepth = template.options.maxNestingDepth
+        maxBytes = template.options.maxOutputBytes
+        maxSteps = template.options.maxRenderSteps
+        maxRenderDepth = max(0, min(template.options.maxNestingDepth, 1 << 20)) * 4
         self.root = root
+    }
+
+    /// Counts `n` steps; past `maxSteps` the render stops (`render_step_limit`).
+    mutating func spend(_ n: Int) throws(TemplateRenderError) {
+        let (next, overflow) = steps.addingReportingOverflow(n)
+        guard !overflow, next <= maxSteps else { throw .stepLimit(maxSteps) }
+        steps = next
     }
 
     mutating func render(
         _ program: HandlebarsProgram, _ frame: UnsafePointer<HandlebarsFrame>, _ out: inout RenderOutput
     ) throws(TemplateRenderError) {
+        // Blocks nest at most maxNestingDepth per template or partial, partials as deep again:
+        // this bounds both together so a partial recursing through nested blocks keeps the stack small.
+        renderDepth += 1
+        defer { renderDepth -= 1 }
+        if renderDepth > maxRenderDepth {
+            throw .other("blocks and partials nest deeper than \(maxRenderDepth) levels while rendering")
+        }
         for node in program {
             switch node {
             case .text(let bytes):
                 do { try out.write(bytes) } catch { throw TemplateRenderError(error) }
             case .lookup(let node):
+                if iterations > 0 || partialDepth > 0 { try chargeRepeatedLookup(node.path, frame) }
                 if let contextPath = node.contextPath, case .json(let context) = frame.pointee.context,
                    let found = context.value(at: contextPath) {
                     try write(json: found, escaped: node.escaped && htmlEscape, into: &out)
@@ -55,6 +81,8 @@ struct HandlebarsRenderer {
                 if partialDepth > maxPartialDepth {
                     throw .other("partials nested deeper than \(maxPartialDepth) levels")
                 }
+                // A partial that includes itself twice expands 2^depth times: each expansion is charged.
+                try spend(TemplateCost.expansion)
                 if let context {
                     let value = try evaluate(context, frame, tolerant: true)
                     try renderScoped(partials[index], frame, context: value, &out)
@@ -68,6 +96,8 @@ struct HandlebarsRenderer {
     private mutating func render(
         _ block: HandlebarsBlock, _ frame: UnsafePointer<HandlebarsFrame>, _ out: inout RenderOutput
     ) throws(TemplateRenderError) {
+        // A step per block: in a loop, a template of many blocks repeats them all.
+        try spend(1)
         let subject = try evaluate(block.subject, frame, tolerant: true)
         switch block.kind {
         case .if(let includeZero):
@@ -117,6 +147,11 @@ struct HandlebarsRenderer {
         _ subject: HandlebarsValue, _ block: HandlebarsBlock, _ frame: UnsafePointer<HandlebarsFrame>, _ out: inout RenderOutput
     ) throws(TemplateRenderError) -> Bool {
         guard case .json(let json) = subject, json.count > 0 else { return false }
+        // Refused before the elements are materialized: a record's 500,000-element array would
+        // otherwise be built only to stop at the loop limit.
+        if json.kind == .array || json.kind == .object, json.count > maxLoopIterations - iterations {
+            throw .loopLimit(maxLoopIterations)
+        }
         switch json.kind {
         case .array:
             let elements = json.elements
@@ -140,6 +175,7 @@ struct HandlebarsRenderer {
     ) throws(TemplateRenderError) {
         iterations += 1
         if iterations > maxLoopIterations { throw .loopLimit(maxLoopIterations) }
+        try spend(1)
         let inner = HandlebarsFrame(
             context: value, ownsContext: true, loop: HandlebarsLoopData(index: index, count: count, key: key),
             blockParamCount: block.blockParamCount, blockParam0: value, blockParam1: key, parent: frame)
@@ -155,13 +191,21 @@ struct HandlebarsRenderer {
     ) throws(TemplateRenderError) -> HandlebarsValue {
         switch expression {
         case .path(let path):
+            if iterations > 0 || partialDepth > 0 { try chargeRepeatedLookup(path, frame) }
             let value = lookup(path, frame)
             if strict && !tolerant && value.isMissing { throw .missingVariable(path.text) }
             return value
         case .literal(let value):
             return value
         case .helper(let helper, let arguments, let hash):
-            return try call(helper, arguments, hash, frame)
+            try spend(TemplateCost.call)
+            let value = try call(helper, arguments, hash, frame)
+            // What a helper builds stays within the field limit, and every byte of it is a step.
+            if case .string(let bytes) = value {
+                if bytes.count > maxBytes { throw .outputLimit(maxBytes) }
+                try spend(bytes.count)
+            }
+            return value
         }
     }
 
@@ -200,6 +244,30 @@ struct HandlebarsRenderer {
             guard let owner = frame.blockParamFrame(scopes: scopes) else { return .missing }
             return follow(slot == 0 ? owner.pointee.blockParam0 : owner.pointee.blockParam1, path)
         }
+    }
+
+    /// A lookup scans the members or elements of every container it steps into. Outside loops
+    /// and partials each lookup node runs once per render, so that is bounded by the template; in
+    /// them it repeats, so it is charged (after the first iteration: flat templates pay nothing).
+    private mutating func chargeRepeatedLookup(_ path: HandlebarsPath, _ frame: UnsafePointer<HandlebarsFrame>) throws(TemplateRenderError) {
+        let start: HandlebarsValue
+        switch path.base {
+        case .context(let depth, _): start = frame.contextFrame(depth: depth)?.pointee.context ?? .missing
+        case .root: start = root
+        case .blockParameter(let scopes, let slot):
+            guard let owner = frame.blockParamFrame(scopes: scopes) else { return }
+            start = slot == 0 ? owner.pointee.blockParam0 : owner.pointee.blockParam1
+        case .data: return
+        }
+        guard case .json(var json) = start else { return try spend(1) }
+        // Counts come from one record line: their sum cannot overflow.
+        var cost = 1
+        for segment in path.segments {
+            cost = cost &+ json.count
+            guard let next = member(json, segment) else { break }
+            json = next
+        }
+        try spend(cost)
     }
 
     private func follow(_ start: HandlebarsValue, _ path: HandlebarsPath) -> HandlebarsValue {

@@ -85,6 +85,19 @@ enum HandlebarsValue: Sendable {
         return out
     }
 
+    /// An upper bound of the work it takes to read the value as text: its bytes, and for record
+    /// containers 16 per element as well (helpers materialize them).
+    var workSize: Int {
+        switch self {
+        case .missing, .null, .bool, .int, .double: return 1
+        case .string(let s): return s.count &+ 1
+        case .json(let json):
+            let (weighted, overflow) = json.count.multipliedReportingOverflow(by: 16)
+            let (total, overflow2) = json.byteRange.count.addingReportingOverflow(weighted)
+            return overflow || overflow2 ? .max : total &+ 1
+        }
+    }
+
     /// The text as a Swift String (helpers that need grapheme clusters or case mapping).
     var text: String { String(decoding: textBytes, as: UTF8.self) }
 }

@@ -4,7 +4,7 @@ enum LiquidArrayFilters {
         guard let elements = input.arrayElements else { return input.isNil ? [] : [input] }
         var out: [LiquidValue] = []
         for e in elements {
-            if e.arrayElements != nil { out += flatElements(e) } else { out.append(e) }
+            if e.isSequence { out += flatElements(e) } else { out.append(e) }
         }
         return out
     }
@@ -21,9 +21,11 @@ enum LiquidArrayFilters {
     }
 
     private static func window(count: Int, start: Int, length: Int) -> Range<Int>? {
+        // count ≥ 0, so count + start cannot overflow for a negative start.
         let lo = start < 0 ? count + start : start
         guard lo >= 0, lo <= count, length >= 0 else { return nil }
-        return lo..<min(count, lo + length)
+        // Compared before adding: lo + Int.max would overflow.
+        return lo..<(length >= count - lo ? count : lo + length)
     }
 
     private static func key(_ e: LiquidValue, _ property: LiquidValue?, _ state: borrowing LiquidRenderState) -> LiquidValue {
@@ -31,8 +33,10 @@ enum LiquidArrayFilters {
         return e.property(property.textBytes, state: state) ?? .null
     }
 
-    static func sort(_ input: LiquidValue, property: LiquidValue?, natural: Bool, state: borrowing LiquidRenderState) throws(LiquidFilterError) -> LiquidValue {
+    static func sort(_ input: LiquidValue, property: LiquidValue?, natural: Bool, state: inout LiquidRenderState) throws(LiquidFilterError) -> LiquidValue {
         let elements = flatElements(input)
+        // About log2(n) comparisons per element, each reading its keys (charged with the input).
+        try state.charge(LiquidRenderState.product(elements.count, Int.bitWidth - elements.count.leadingZeroBitCount))
         var keyed: [(key: LiquidValue, value: LiquidValue)] = []
         for e in elements {
             var k = key(e, property, state).normalized
@@ -52,11 +56,13 @@ enum LiquidArrayFilters {
         return .array(sorted.map { $0.element.value })
     }
 
-    static func uniq(_ input: LiquidValue, property: LiquidValue?, state: borrowing LiquidRenderState) -> LiquidValue {
+    static func uniq(_ input: LiquidValue, property: LiquidValue?, state: inout LiquidRenderState) throws(LiquidFilterError) -> LiquidValue {
         var seen: [LiquidValue] = []
         var out: [LiquidValue] = []
         for e in flatElements(input) {
+            // Each element is compared with every kept one: quadratic, so charged as it goes.
             let k = key(e, property, state)
+            try state.charge(LiquidRenderState.product(seen.count &+ 1, k.workSize))
             if !seen.contains(where: { LiquidValue.equal($0, k) && $0.isNil == k.isNil }) {
                 seen.append(k)
                 out.append(e)

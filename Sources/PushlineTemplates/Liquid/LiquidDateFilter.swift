@@ -12,18 +12,27 @@ enum LiquidDateFilter {
     static let monthNames = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
     static let dayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 
-    static func format(_ input: LiquidValue, _ formatValue: LiquidValue) -> LiquidValue {
-        let format = formatValue.textBytes
+    /// The instants `date` formats: 0000-01-01T00:00:00Z through 9999-12-31T23:59:59Z, the years
+    /// `%Y` writes in four digits. A timestamp or date outside them is `invalid_value`: the
+    /// calendar arithmetic below would overflow for the extremes, and no push needs them.
+    static let supportedSeconds = -62_167_219_200...253_402_300_799
+
+    static func format(_ input: LiquidValue, _ format: [UInt8]) throws(LiquidFilterError) -> LiquidValue {
         if input.isNil { return .null }
         if format.isEmpty { return input }
-        guard let seconds = epochSeconds(input) else { return input }
+        guard let seconds = try epochSeconds(input) else { return input }
+        guard supportedSeconds.contains(seconds) else {
+            throw LiquidFilterError(TemplateArithmeticError(
+                message: "\(seconds) is outside the dates it can format (years 0 to 9999, UNIX seconds \(supportedSeconds.lowerBound) to \(supportedSeconds.upperBound))"))
+        }
         return .string(strftime(format, seconds))
     }
 
-    static func epochSeconds(_ input: LiquidValue) -> Int? {
+    /// Seconds since 1970 for a timestamp or a date it can read; nil when it cannot read it.
+    static func epochSeconds(_ input: LiquidValue) throws(LiquidFilterError) -> Int? {
         switch input.normalized {
         case .int(let i): return i
-        case .double(let d): return LiquidNumber.double(d).intValue
+        case .double(let d): return try LiquidFilters.checked { () throws(TemplateArithmeticError) in try TemplateMath.int(d) }
         case .string(let s):
             let text = LiquidText.string(s).trimmingWhitespace
             if text == "now" || text == "today" { return currentTime() }
@@ -43,6 +52,7 @@ enum LiquidDateFilter {
     }
 
     /// `2016-03-14`, `2016-03-14T10:30:00Z`, `2016-03-14 10:30:00 +0100`, `March 14, 2016`, `14 March 2016`.
+    /// Numbers are at most 9 digits, so the result cannot overflow (|seconds| < 2^56).
     static func parse(_ text: String) -> Int? {
         let scanner = Array(text.utf8)
         var i = 0
@@ -141,6 +151,7 @@ enum LiquidDateFilter {
         return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 
+    /// `seconds` must be within `supportedSeconds` (callers check): no step below can overflow.
     static func strftime(_ format: [UInt8], _ seconds: Int) -> [UInt8] {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400

@@ -5,10 +5,22 @@ struct LiquidExpressionParser {
     let source: [UInt8]
     private let tokens: [LiquidMarkupToken]
     private(set) var position = 0
+    /// Open parentheses and brackets around the expression being parsed.
+    private var depth = 0
+    /// Deepest nesting of `(…..…)` and `[…]`: expressions are parsed, evaluated and freed by
+    /// recursion, so their depth is bounded (a compile error, never a stack overflow).
+    static let maxExpressionDepth = 64
 
     init(source: [UInt8], range: Range<Int>) throws(TemplateCompileError) {
         self.source = source
         self.tokens = try LiquidMarkupLexer(source: source).tokenize(range)
+    }
+
+    private mutating func enter(_ token: LiquidMarkupToken) throws(TemplateCompileError) {
+        depth += 1
+        if depth > Self.maxExpressionDepth {
+            throw error("expression nests deeper than \(Self.maxExpressionDepth) levels of parentheses and brackets", at: token)
+        }
     }
 
     var current: LiquidMarkupToken { tokens[position] }
@@ -89,6 +101,8 @@ struct LiquidExpressionParser {
             return .literal(.double(v))
         case .openParen:
             position += 1
+            try enter(token)
+            defer { depth -= 1 }
             let lower = try parseExpression()
             try expect(.dotDot, "'..' in range")
             let upper = try parseExpression()
@@ -110,7 +124,9 @@ struct LiquidExpressionParser {
         case .openBracket:
             // `{{ ["key"] }}`: a root looked up by a computed name.
             position += 1
+            try enter(token)
             let key = try parseExpression()
+            depth -= 1
             try expect(.closeBracket, "']'")
             if case .literal(.string(let name)) = key { return .variable(try parseSteps(root: name, start: token)) }
             var variable = try parseSteps(root: [], start: token)
@@ -128,8 +144,11 @@ struct LiquidExpressionParser {
             if consume(.dot) {
                 guard current.kind == .identifier else { throw error("expected a property name after '.', found \(describe(current))") }
                 steps.append(.key(bytes(advance())))
-            } else if consume(.openBracket) {
+            } else if current.kind == .openBracket {
+                let bracket = advance()
+                try enter(bracket)
                 let inner = try parseExpression()
+                depth -= 1
                 try expect(.closeBracket, "']'")
                 switch inner {
                 case .literal(.string(let key)): steps.append(.key(key))
@@ -189,10 +208,14 @@ struct LiquidExpressionParser {
 
     /// `a == b and c or d`: `and`/`or` share one precedence and group from the right, like Shopify.
     mutating func parseCondition() throws(TemplateCompileError) -> LiquidCondition {
-        let left = try parseComparison()
-        if consumeWord("and") { return .and(left, try parseCondition()) }
-        if consumeWord("or") { return .or(left, try parseCondition()) }
-        return left
+        let first = try parseComparison()
+        var rest: [(isAnd: Bool, term: LiquidCondition)] = []
+        while true {
+            let isAnd: Bool
+            if consumeWord("and") { isAnd = true } else if consumeWord("or") { isAnd = false } else { break }
+            rest.append((isAnd, try parseComparison()))
+        }
+        return rest.isEmpty ? first : .chain(first: first, rest: rest)
     }
 
     private mutating func parseComparison() throws(TemplateCompileError) -> LiquidCondition {

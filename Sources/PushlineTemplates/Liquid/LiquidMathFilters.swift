@@ -1,26 +1,33 @@
 /// Number filters with Ruby's rules: integer arithmetic stays integral, `divided_by` on integers
-/// floors, `modulo` takes the divisor's sign.
+/// floors, `modulo` takes the divisor's sign. Ruby has big integers; Pushline has 64 bits, so a
+/// result beyond them (or a float too large to become an integer) is `invalid_value`, never a
+/// trap and never a silently rounded number.
 enum LiquidMathFilters {
     static func rounded(_ input: LiquidValue, rule: FloatingPointRoundingRule) throws(LiquidFilterError) -> LiquidValue {
-        switch input.toNumber {
+        switch try LiquidFilters.number(input) {
         case .int(let i): return .int(i)
-        case .double(let d): return .int(LiquidNumber.double(d.rounded(rule)).intValue)
+        case .double(let d): return .int(try integer(d.rounded(rule)))
         }
     }
 
     static func round(_ input: LiquidValue, digits: LiquidValue?) throws(LiquidFilterError) -> LiquidValue {
-        let n = input.toNumber
-        // Like Ruby Liquid: a non-numeric digit count counts as 0.
-        let places = digits?.toNumber.intValue ?? 0
+        let n = try LiquidFilters.number(input)
+        // Like Ruby Liquid: a non-numeric digit count counts as 0. Counts beyond ±18 digits
+        // round the same as ±18 (a Double has 17 significant digits), so clamping loses nothing.
+        let places: Int
+        switch try LiquidFilters.number(digits ?? .int(0)) {
+        case .int(let i): places = max(-18, min(i, 18))
+        case .double(let d): places = Int(max(-18, min(d.rounded(.towardZero), 18)))
+        }
         if places < 0 {
             var scale = 1.0
-            for _ in 0..<min(-places, 18) { scale *= 10 }
-            return .int(LiquidNumber.double((n.doubleValue / scale).rounded(.toNearestOrAwayFromZero) * scale).intValue)
+            for _ in 0..<(-places) { scale *= 10 }
+            return .int(try integer((n.doubleValue / scale).rounded(.toNearestOrAwayFromZero) * scale))
         }
         switch n {
         case .int(let i): return .int(i)
         case .double(let d):
-            if places == 0 { return .int(LiquidNumber.double(d.rounded(.toNearestOrAwayFromZero)).intValue) }
+            if places == 0 { return .int(try integer(d.rounded(.toNearestOrAwayFromZero))) }
             var scale = 1.0
             for _ in 0..<min(places, 15) { scale *= 10 }
             return .double((d * scale).rounded(.toNearestOrAwayFromZero) / scale)
@@ -29,18 +36,17 @@ enum LiquidMathFilters {
 
     static func arithmetic(_ filter: LiquidFilter, _ a: LiquidNumber, _ b: LiquidNumber) throws(LiquidFilterError) -> LiquidValue {
         if case .int(let x) = a, case .int(let y) = b {
-            switch filter {
-            case .plus: if let r = exact(x.addingReportingOverflow(y)) { return r }
-            case .minus: if let r = exact(x.subtractingReportingOverflow(y)) { return r }
-            case .times: if let r = exact(x.multipliedReportingOverflow(by: y)) { return r }
-            case .divided_by:
-                guard y != 0 else { throw LiquidFilterError("divided by 0") }
-                let (q, r) = x.quotientAndRemainder(dividingBy: y)
-                return .int(r != 0 && (r < 0) != (y < 0) ? q - 1 : q)
-            default:
-                guard y != 0 else { throw LiquidFilterError("divided by 0") }
-                let r = x % y
-                return .int(r != 0 && (r < 0) != (y < 0) ? r + y : r)
+            if filter == .divided_by || filter == .modulo, y == 0 { throw LiquidFilterError("divided by 0") }
+            do throws(TemplateArithmeticError) {
+                switch filter {
+                case .plus: return .int(try TemplateMath.add(x, y))
+                case .minus: return .int(try TemplateMath.subtract(x, y))
+                case .times: return .int(try TemplateMath.multiply(x, y))
+                case .divided_by: return .int(try TemplateMath.floorDivide(x, y))
+                default: return .int(try TemplateMath.floorModulo(x, y))
+                }
+            } catch {
+                throw LiquidFilterError(error)
             }
         }
         let x = a.doubleValue, y = b.doubleValue
@@ -76,8 +82,7 @@ enum LiquidMathFilters {
         return r.isFinite ? r : value
     }
 
-    /// Nil on overflow, so the float path below computes an approximate result instead.
-    private static func exact(_ result: (partialValue: Int, overflow: Bool)) -> LiquidValue? {
-        result.overflow ? nil : .int(result.partialValue)
+    private static func integer(_ d: Double) throws(LiquidFilterError) -> Int {
+        do { return try TemplateMath.int(d) } catch { throw LiquidFilterError(error) }
     }
 }

@@ -77,6 +77,10 @@ struct LiquidParser {
             return nil
         }
         if tagName == "liquid" {
+            // A `liquid` line may itself be a `liquid` tag: each level is a block, so a chain of
+            // them is bounded like any nesting.
+            try enterBlock(token)
+            defer { depth -= 1 }
             var sub = LiquidParser(source: source, tokens: liquidTagLines(token), options: options, depth: depth)
             let nodes = try sub.parseDocument()
             snippetNames += sub.snippetNames

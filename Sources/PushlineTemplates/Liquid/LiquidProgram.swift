@@ -61,8 +61,10 @@ struct LiquidInclude: Sendable {
 indirect enum LiquidCondition: Sendable {
     case truthy(LiquidExpression)
     case compare(LiquidExpression, LiquidOperator, LiquidExpression)
-    case and(LiquidCondition, LiquidCondition)
-    case or(LiquidCondition, LiquidCondition)
+    /// `a and b or c …`: terms in source order, each with the word joining it to the previous
+    /// one. Kept flat (not a right-nested tree), so a 100,000-term chain neither parses, renders
+    /// nor deallocates by recursion.
+    case chain(first: LiquidCondition, rest: [(isAnd: Bool, term: LiquidCondition)])
     case not(LiquidCondition)
 }
 

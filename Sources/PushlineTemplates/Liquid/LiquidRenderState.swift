@@ -25,8 +25,38 @@ struct LiquidRenderState {
     /// Where each loop stopped, by loop name, for `offset: continue`.
     var loopOffsets: [[UInt8]: Int] = [:]
     var snippetDepth = 0
+    /// Nested `render` calls (blocks and snippets together): bounds the renderer's recursion.
+    var renderDepth = 0
+    /// Work done so far, against `budget.maxSteps`.
+    var steps = 0
+    let budget: LiquidBudget
 
-    init(root: LiquidValue) { self.root = root }
+    init(root: LiquidValue, budget: LiquidBudget) {
+        self.root = root
+        self.budget = budget
+    }
+
+    /// Counts `n` steps of work; past the budget the render stops with `.stepLimit`.
+    mutating func spend(_ n: Int) throws(TemplateRenderError) {
+        let (next, overflow) = steps.addingReportingOverflow(n)
+        guard !overflow, next <= budget.maxSteps else { throw .stepLimit(budget.maxSteps) }
+        steps = next
+    }
+
+    /// `a + b` for step counts, saturating instead of overflowing.
+    static func sum(_ a: Int, _ b: Int) -> Int {
+        let (r, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : r
+    }
+
+    /// `a * b` for step counts, saturating instead of overflowing.
+    static func product(_ a: Int, _ b: Int) -> Int {
+        let (p, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? .max : p
+    }
+
+    /// Steps left, for builders that must stop before their result outgrows the budget.
+    var remainingSteps: Int { budget.maxSteps - steps }
 
     /// Whether no variable has been set, so lookups can go straight to the record.
     var hasNoLocals: Bool { bindings.isEmpty && globals.isEmpty && counters.isEmpty && loops.isEmpty }
@@ -45,6 +75,7 @@ struct LiquidRenderState {
         if LiquidText.equals(key, "index") { return .int(frame.index0 + 1) }
         if LiquidText.equals(key, "index0") { return .int(frame.index0) }
         if LiquidText.equals(key, "rindex") { return .int(frame.length - frame.index0) }
+        // index0 < length (both from the loop's bounded count): none of these can overflow.
         if LiquidText.equals(key, "rindex0") { return .int(frame.length - frame.index0 - 1) }
         if LiquidText.equals(key, "first") { return .bool(frame.index0 == 0) }
         if LiquidText.equals(key, "last") { return .bool(frame.index0 == frame.length - 1) }
@@ -52,5 +83,23 @@ struct LiquidRenderState {
         if LiquidText.equals(key, "parentloop") { return depth > 0 && !loops[depth - 1].isRenderLoop ? .forloop(depth - 1) : .null }
         if LiquidText.equals(key, "name") { return .string(frame.name) }
         return nil
+    }
+}
+
+/// Per-render limits, fixed at compile time (see `TemplateOptions`).
+struct LiquidBudget: Sendable {
+    /// Most bytes one value a filter, `assign` or `capture` builds may hold.
+    let maxBytes: Int
+    let maxSteps: Int
+    let maxLoopIterations: Int
+    /// Deepest render recursion: blocks nest at most `maxNestingDepth` per template or snippet,
+    /// snippets at most `maxNestingDepth` deep; this bounds both together so the stack stays small.
+    let maxRenderDepth: Int
+
+    init(_ options: TemplateOptions) {
+        maxBytes = options.maxOutputBytes
+        maxSteps = options.maxRenderSteps
+        maxLoopIterations = options.maxLoopIterations
+        maxRenderDepth = max(0, min(options.maxNestingDepth, 1 << 20)) * 4
     }
 }

@@ -6,16 +6,35 @@ struct LiquidRenderer {
 
     let snippets: [String: [LiquidNode]]
     let options: TemplateOptions
+    let budget: LiquidBudget
+
+    init(snippets: [String: [LiquidNode]], options: TemplateOptions) {
+        self.snippets = snippets
+        self.options = options
+        self.budget = LiquidBudget(options)
+    }
 
     func render(_ nodes: [LiquidNode], _ state: inout LiquidRenderState, _ output: inout RenderOutput) throws(TemplateRenderError) -> Interrupt {
+        // Blocks nest at most maxNestingDepth per template and snippets as deep again: this
+        // bounds both together, so a snippet recursing through nested blocks cannot exhaust the stack.
+        state.renderDepth += 1
+        defer { state.renderDepth -= 1 }
+        if state.renderDepth > budget.maxRenderDepth {
+            throw .other("blocks and snippets nest deeper than \(budget.maxRenderDepth) levels while rendering")
+        }
         for node in nodes {
             switch node {
             case .text(let bytes):
                 do { try output.write(bytes) } catch { throw TemplateRenderError(error) }
             case .output(let expression):
                 let value = try evaluate(expression, &state)
+                // An array prints element by element, and empty elements write nothing: the
+                // output limit alone would let a loop walk a huge array again and again.
+                if value.isSequence { try state.spend(value.workSize) }
                 do { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
             case .conditional(let branches, let otherwise):
+                // A step per conditional: in a loop, a template of many conditions repeats them all.
+                try state.spend(1)
                 var chosen = otherwise
                 for branch in branches where try test(branch.condition, &state) {
                     chosen = branch.body
@@ -26,6 +45,7 @@ struct LiquidRenderer {
                     if r != .none { return r }
                 }
             case .caseWhen(let subject, let blocks):
+                try state.spend(1)
                 let value = try evaluate(subject, &state)
                 var matched = false
                 for block in blocks {
@@ -37,7 +57,7 @@ struct LiquidRenderer {
                         continue
                     }
                     // Each matching value renders the body once, as Shopify does.
-                    for candidate in values where LiquidValue.equal(value, try evaluate(candidate, &state)) {
+                    for candidate in values where try equalCharged(value, try evaluate(candidate, &state), &state) {
                         matched = true
                         let r = try render(block.body, &state, &output)
                         if r != .none { return r }
@@ -55,14 +75,15 @@ struct LiquidRenderer {
             case .capture(let name, let body):
                 var captured = RenderOutput(mode: .raw, limit: options.maxOutputBytes, reservingCapacity: 64)
                 let r = try render(body, &state, &captured)
+                try state.spend(captured.textCount)
                 state.globals[name] = .string(captured.bytes)
                 if r != .none { return r }
             case .increment(let name):
                 let value = state.counters[name] ?? 0
-                state.counters[name] = value + 1
+                state.counters[name] = try checked { () throws(TemplateArithmeticError) in try TemplateMath.add(value, 1) }
                 do { try LiquidValue.int(value).write(to: &output) } catch { throw TemplateRenderError(error) }
             case .decrement(let name):
-                let value = (state.counters[name] ?? 0) - 1
+                let value = try checked { () throws(TemplateArithmeticError) in try TemplateMath.subtract(state.counters[name] ?? 0, 1) }
                 state.counters[name] = value
                 do { try LiquidValue.int(value).write(to: &output) } catch { throw TemplateRenderError(error) }
             case .block(let body):
@@ -78,9 +99,20 @@ struct LiquidRenderer {
 
     // MARK: Loops
 
-    private func countIteration(_ state: inout LiquidRenderState, adding n: Int = 1) throws(TemplateRenderError) {
-        state.iterations += n
+    private func countIteration(_ state: inout LiquidRenderState) throws(TemplateRenderError) {
+        // iterations ≤ maxLoopIterations before the increment: no overflow.
+        state.iterations += 1
         if state.iterations > options.maxLoopIterations { throw .loopLimit(options.maxLoopIterations) }
+        try state.spend(1)
+    }
+
+    /// Refuses a loop of `count` more iterations before it starts (and before its items are built).
+    private func admitIterations(_ count: Int, _ state: borrowing LiquidRenderState) throws(TemplateRenderError) {
+        if count > options.maxLoopIterations - state.iterations { throw .loopLimit(options.maxLoopIterations) }
+    }
+
+    func checked<T>(_ body: () throws(TemplateArithmeticError) -> T) throws(TemplateRenderError) -> T {
+        do { return try body() } catch { throw TemplateRenderError(error) }
     }
 
     private func renderFor(_ loop: LiquidForLoop, _ state: inout LiquidRenderState, _ output: inout RenderOutput) throws(TemplateRenderError) -> Interrupt {
@@ -92,9 +124,13 @@ struct LiquidRenderer {
         // Ranges are counted before they are built, so `(1..1000000000)` hits the loop limit, not memory.
         var lower = 0
         var total: Int
-        if case .range(let lo, let hi) = collection.normalized { lower = lo; total = max(0, hi - lo + 1) } else { total = -1 }
+        // A range's count fits in an Int (checked when it was built).
+        // (Matched before `normalized`, which copies a record string.)
+        if case .range(let lo, let hi) = collection { lower = lo; total = lo <= hi ? hi &- lo &+ 1 : 0 } else { total = -1 }
         var items: [LiquidValue] = []
         if total < 0 {
+            // Materializing a record's array or object costs its size: charged before it is built.
+            try state.spend(collection.workSize)
             switch collection.normalized {
             case .string(let s): items = s.isEmpty ? [] : [collection]
             case .int, .double, .bool: items = []
@@ -102,6 +138,8 @@ struct LiquidRenderer {
             }
             total = items.count
         }
+        // 0 ≤ start ≤ total and 0 ≤ count ≤ total - start: start + count and the indexes below
+        // stay within 0...total, and lower + k within the range.
         let start = min(max(offset, 0), total)
         var count = total - start
         if let limit { count = min(count, max(limit, 0)) }
@@ -110,7 +148,7 @@ struct LiquidRenderer {
             if let otherwise = loop.otherwise { return try render(otherwise, &state, &output) }
             return .none
         }
-        if state.iterations + count > options.maxLoopIterations { throw .loopLimit(options.maxLoopIterations) }
+        try admitIterations(count, state)
 
         state.loops.append(.init(index0: 0, length: count, name: loop.name, isRenderLoop: false))
         state.bindings.append((loop.variable, .null))
@@ -132,14 +170,16 @@ struct LiquidRenderer {
 
     /// `limit:`/`offset:` values: integers or numeric strings; nil (undefined) means not given.
     private func loopNumber(_ e: LiquidExpression, _ what: String, _ state: inout LiquidRenderState) throws(TemplateRenderError) -> Int? {
-        let value = try evaluate(e, &state).normalized
+        let raw = try evaluate(e, &state)
+        try state.spend(raw.workSize)  // a numeric string is copied and parsed
+        let value = raw.normalized
         if value.isNil { return nil }
         switch value {
         case .int, .double, .string:
             guard let n = value.numeric ?? { if case .string(let s) = value { LiquidNumber(parsing: s) } else { nil } }() else {
                 throw .other("for loop \(what) must be a number")
             }
-            return n.intValue
+            return try checked { () throws(TemplateArithmeticError) in try n.checkedInt() }
         default:
             throw .other("for loop \(what) must be a number")
         }
@@ -149,11 +189,17 @@ struct LiquidRenderer {
 
     private func renderSnippet(_ include: LiquidInclude, _ state: inout LiquidRenderState, _ output: inout RenderOutput) throws(TemplateRenderError) -> Interrupt {
         var name = include.snippet ?? ""
-        if let e = include.snippetExpression { name = LiquidText.string(try evaluate(e, &state).textBytes) }
+        if let e = include.snippetExpression {
+            let value = try evaluate(e, &state)
+            try state.spend(value.workSize)
+            name = LiquidText.string(value.textBytes)
+        }
         guard let body = snippets[name] else { throw .other("unknown snippet '\(name)'") }
         guard state.snippetDepth < options.maxNestingDepth else {
             throw .other("snippets nest deeper than \(options.maxNestingDepth) levels")
         }
+        // A snippet that includes itself twice expands 2^depth times: each expansion is charged.
+        try state.spend(TemplateCost.expansion)
         let subject = try include.subject.map { (e) throws(TemplateRenderError) in try evaluate(e, &state) }
         var arguments: [(name: [UInt8], value: LiquidValue)] = []
         for argument in include.arguments { arguments.append((argument.name, try evaluate(argument.value, &state))) }
@@ -188,8 +234,10 @@ struct LiquidRenderer {
             state.bindings += arguments
         }
 
-        if let subject, include.subjectIsLoop, let items = subject.arrayElements {
-            try countIteration(&state, adding: 0)
+        if let subject, include.subjectIsLoop, subject.isSequence {
+            try state.spend(subject.workSize)
+            let items = subject.arrayElements ?? []
+            try admitIterations(items.count, state)
             state.bindings.append((alias, .null))
             if include.isolated { state.loops.append(.init(index0: 0, length: items.count, name: alias, isRenderLoop: true)) }
             defer { if include.isolated { state.loops.removeLast() } }
@@ -223,6 +271,10 @@ struct LiquidRenderer {
             value = try evaluate(expression.base, &state)
         }
         for call in expression.filters {
+            // A filter reads its input and arguments (copies, scans, materializes ranges and
+            // arrays): their size is charged before it runs, so no filter starts work or
+            // allocation the budget does not cover.
+            var cost = LiquidRenderState.sum(TemplateCost.call, value.workSize)
             let arguments: [LiquidValue]
             if let literals = call.literalArguments {
                 arguments = literals
@@ -232,17 +284,34 @@ struct LiquidRenderer {
                 for argument in call.arguments { evaluated.append(try evaluate(argument, &state)) }
                 arguments = evaluated
             }
+            for argument in arguments { cost = LiquidRenderState.sum(cost, argument.workSize) }
             var keywords: [(name: [UInt8], value: LiquidValue)] = []
             if !call.keywordArguments.isEmpty {
                 for keyword in call.keywordArguments { keywords.append((keyword.name, try evaluate(keyword.value, &state))) }
             }
+            try state.spend(cost)
             do {
-                value = try LiquidFilters.apply(call.filter, to: value, arguments, keywords, state: state)
+                value = try LiquidFilters.apply(call.filter, to: value, arguments, keywords, state: &state)
             } catch {
-                throw .filter(call.filter.rawValue, error.message)
+                throw error.renderError(call.filter)
             }
+            try admitProduced(value, &state)
         }
         return value
+    }
+
+    /// A filter's result: text within the value limit, and its size charged (every byte built
+    /// costs a step, so what a render allocates stays within its step budget).
+    private func admitProduced(_ value: LiquidValue, _ state: inout LiquidRenderState) throws(TemplateRenderError) {
+        switch value {
+        case .string(let s):
+            if s.count > budget.maxBytes { throw .outputLimit(budget.maxBytes) }
+            try state.spend(s.count)
+        case .array:
+            try state.spend(value.workSize)
+        default:
+            break
+        }
     }
 
     func evaluate(_ expression: LiquidExpression, _ state: inout LiquidRenderState) throws(TemplateRenderError) -> LiquidValue {
@@ -250,9 +319,19 @@ struct LiquidRenderer {
         case .literal(let value):
             return value
         case .range(let lower, let upper):
-            let lo = try evaluate(lower, &state).toNumber.intValue
-            let hi = try evaluate(upper, &state).toNumber.intValue
-            return .range(lo, hi)
+            let lowerValue = try evaluate(lower, &state)
+            let upperValue = try evaluate(upper, &state)
+            // Bounds that are record strings are copied and parsed: charged, since ranges repeat in loops.
+            try state.spend(LiquidRenderState.sum(lowerValue.workSize, upperValue.workSize))
+            let lo = lowerValue.toNumber
+            let hi = upperValue.toNumber
+            return try checked { () throws(TemplateArithmeticError) in
+                let (l, h) = (try lo.checkedInt(), try hi.checkedInt())
+                // A range whose count does not fit in an Int is refused here, so everything that
+                // counts or indexes ranges can compute hi - lo + 1 without checking.
+                _ = try TemplateMath.rangeCount(l, h)
+                return .range(l, h)
+            }
         case .variable(let variable):
             if let value = try lookup(variable, &state) { return value }
             if options.strict { throw .missingVariable(variable.text) }
@@ -262,14 +341,22 @@ struct LiquidRenderer {
 
     private func lookup(_ variable: LiquidVariable, _ state: inout LiquidRenderState) throws(TemplateRenderError) -> LiquidValue? {
         // Fast path: nothing assigned, the record is JSON, the path is static → one index walk.
-        if let path = variable.jsonPath, state.hasNoLocals, case .json(let record) = state.root,
+        // Without locals there is no loop and no snippet: each lookup runs once per render.
+        if let path = variable.jsonPath, state.hasNoLocals, state.snippetDepth == 0, case .json(let record) = state.root,
            let found = record.value(at: path) {
             return .json(found)
         }
         var root = variable.root
-        if let e = variable.rootExpression { root = try evaluate(e, &state).textBytes }
+        if let e = variable.rootExpression {
+            let key = try evaluate(e, &state)
+            try state.spend(key.workSize)
+            root = key.textBytes
+        }
         guard var value = state.variable(root) else { return nil }
         for step in variable.steps {
+            // A step into a record value scans it (members, elements, a string's characters for
+            // `size`): lookups repeat in loops, so each costs the size of what it scans.
+            try state.spend(value.lookupCost)
             let next: LiquidValue?
             switch step {
             case .key(let key):
@@ -277,7 +364,9 @@ struct LiquidRenderer {
             case .index(let index):
                 next = value.element(at: index)
             case .dynamic(let inner):
-                let key = try evaluate(inner, &state).normalized
+                let raw = try evaluate(inner, &state)
+                try state.spend(raw.workSize)
+                let key = raw.normalized
                 switch key {
                 case .int(let index): next = value.element(at: index)
                 case .string(let name): next = value.property(name, state: state)
@@ -298,15 +387,20 @@ struct LiquidRenderer {
             return try evaluate(e, &state).isTruthy
         case .not(let c):
             return try !test(c, &state)
-        case .and(let a, let b):
-            guard try test(a, &state) else { return false }
-            return try test(b, &state)
-        case .or(let a, let b):
-            if try test(a, &state) { return true }
-            return try test(b, &state)
+        case .chain(let first, let rest):
+            // Shopify's Condition#evaluate: left to right, stopping at `or` after a true term and
+            // at `and` after a false one, which is `a and (b or (c …))` without recursion.
+            var result = try test(first, &state)
+            for (isAnd, term) in rest {
+                if isAnd ? !result : result { break }
+                result = try test(term, &state)
+            }
+            return result
         case .compare(let l, let op, let r):
             let left = try evaluate(l, &state)
             let right = try evaluate(r, &state)
+            // Comparing copies strings and walks arrays (ranges materialize for `contains`).
+            try state.spend(LiquidRenderState.sum(left.workSize, right.workSize))
             switch op {
             case .equal: return LiquidValue.equal(left, right)
             case .notEqual: return !LiquidValue.equal(left, right)
@@ -321,6 +415,11 @@ struct LiquidRenderer {
 }
 
 extension LiquidRenderer {
+    private func equalCharged(_ a: LiquidValue, _ b: LiquidValue, _ state: inout LiquidRenderState) throws(TemplateRenderError) -> Bool {
+        try state.spend(LiquidRenderState.sum(a.workSize, b.workSize))
+        return LiquidValue.equal(a, b)
+    }
+
     /// Ordering for `<` and friends: nil (false) when a side is nil, an error for values of
     /// kinds that have no order between them (a string and a number), as in Ruby.
     func order(_ a: LiquidValue, _ b: LiquidValue) throws(TemplateRenderError) -> Int? {
@@ -335,13 +434,11 @@ extension LiquidRenderer {
 }
 
 extension LiquidNumber {
-    /// Truncated toward zero, clamped into Int.
-    var intValue: Int {
+    /// Truncated toward zero; a float outside Int's range (or not finite) is an error.
+    func checkedInt() throws(TemplateArithmeticError) -> Int {
         switch self {
         case .int(let i): return i
-        case .double(let d):
-            guard d.isFinite else { return 0 }
-            return Int(max(min(d.rounded(.towardZero), 9.2e18), -9.2e18))
+        case .double(let d): return try TemplateMath.int(d)
         }
     }
 }

@@ -124,12 +124,14 @@ enum LiquidStringFilters {
         let boundaries = LiquidText.scalarBoundaries(s)
         let count = boundaries.count - 1
         guard count > length else { return s }
-        let keep = max(0, length - LiquidText.characterCount(ellipsis))
+        // length < count here, so it is at most Int.max - 1; a negative length keeps nothing
+        // (subtracting from Int.min would overflow).
+        let keep = length <= 0 ? 0 : max(0, length - LiquidText.characterCount(ellipsis))
         return Array(s[..<boundaries[keep]]) + ellipsis
     }
 
     static func truncateWords(_ s: [UInt8], words: Int, ellipsis: [UInt8]) -> [UInt8] {
-        let all = split(s, by: [UInt8(ascii: " ")])
+        let all = split(s, by: [UInt8(ascii: " ")]) ?? []
         let n = max(words, 1)
         guard all.count > n else { return s }
         var out: [UInt8] = []
@@ -140,37 +142,39 @@ enum LiquidStringFilters {
         return out + ellipsis
     }
 
-    static func replace(_ s: [UInt8], _ target: [UInt8], with replacement: [UInt8], _ which: Occurrence) -> [UInt8] {
+    /// Nil when the result would pass `limit` bytes: checked as it grows, since every match can
+    /// multiply the text by the replacement's length.
+    static func replace(_ s: [UInt8], _ target: [UInt8], with replacement: [UInt8], _ which: Occurrence, limit: Int) -> [UInt8]? {
         switch which {
         case .all:
             if target.isEmpty {
                 // Ruby inserts the replacement between every character and at both ends.
                 var out = replacement
                 let b = LiquidText.scalarBoundaries(s)
-                for k in 0..<(b.count - 1) { out += s[b[k]..<b[k + 1]]; out += replacement }
-                return out
+                for k in 0..<(b.count - 1) {
+                    out += s[b[k]..<b[k + 1]]
+                    out += replacement
+                    if out.count > limit { return nil }
+                }
+                return out.count > limit ? nil : out
             }
             var out: [UInt8] = []
             var i = 0
             while let found = LiquidText.find(target, in: s, from: i) {
                 out += s[i..<found]
                 out += replacement
+                if out.count > limit { return nil }
                 i = found + target.count
             }
             out += s[i...]
-            return out
+            return out.count > limit ? nil : out
         case .first:
             guard let found = LiquidText.find(target, in: s) else { return s }
             return Array(s[..<found]) + replacement + s[(found + target.count)...]
         case .last:
-            var last: Int? = nil
-            var i = 0
-            while let found = LiquidText.find(target, in: s, from: i) {
-                last = found
-                i = found + 1
-                if target.isEmpty { break }
-            }
-            if target.isEmpty { last = s.count }
+            // One pass for the last (possibly overlapping) match: searching again after each
+            // match was quadratic for a long target in text full of matches.
+            let last = target.isEmpty ? s.count : LiquidText.findLast(target, in: s)
             guard let found = last else { return s }
             return Array(s[..<found]) + replacement + s[(found + target.count)...]
         }
@@ -178,28 +182,34 @@ enum LiquidStringFilters {
 
     /// Ruby's String#split: `" "` splits on runs of whitespace, `""` into characters, and
     /// trailing empty pieces are dropped.
-    static func split(_ s: [UInt8], by separator: [UInt8]) -> [[UInt8]] {
+    /// Nil when there would be more than `maxParts` pieces (checked as they are made).
+    static func split(_ s: [UInt8], by separator: [UInt8], maxParts: Int = .max) -> [[UInt8]]? {
         var parts: [[UInt8]] = []
         if separator == [UInt8(ascii: " ")] {
             var current: [UInt8] = []
             var inWord = false
             for b in s {
                 if LiquidText.isWhitespace(b) {
-                    if inWord { parts.append(current); current = []; inWord = false }
+                    if inWord {
+                        if parts.count >= maxParts { return nil }
+                        parts.append(current); current = []; inWord = false
+                    }
                 } else {
                     current.append(b)
                     inWord = true
                 }
             }
             if inWord { parts.append(current) }
-            return parts
+            return parts.count > maxParts ? nil : parts
         }
         if separator.isEmpty {
             let b = LiquidText.scalarBoundaries(s)
+            guard b.count - 1 <= maxParts else { return nil }
             return (0..<(b.count - 1)).map { Array(s[b[$0]..<b[$0 + 1]]) }
         }
         var i = 0
         while let found = LiquidText.find(separator, in: s, from: i) {
+            if parts.count >= maxParts { return nil }
             parts.append(Array(s[i..<found]))
             i = found + separator.count
         }
@@ -209,28 +219,36 @@ enum LiquidStringFilters {
     }
 
     /// Removes tags, and `<script>`, `<style>` and comments together with their content.
+    /// Linear: a `<` with no `>` after it means no later `<` has one either, and markers are
+    /// compared in place (this ran a scan to the end for every `<` of `<<<<…`, and built an
+    /// array for every byte it skipped).
     static func stripHTML(_ s: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         var i = 0
-        func startsWith(_ text: String, at k: Int) -> Bool {
-            let t = Array(text.utf8)
-            guard k + t.count <= s.count else { return false }
-            for j in 0..<t.count where (s[k + j] | (t[j] >= 0x61 ? 0x20 : 0)) != t[j] { return false }
+        func startsWith(_ text: StaticString, at k: Int) -> Bool {
+            let n = text.utf8CodeUnitCount
+            guard k + n <= s.count else { return false }
+            let t = text.utf8Start
+            for j in 0..<n where (s[k + j] | (t[j] >= 0x61 ? 0x20 : 0)) != t[j] { return false }
             return true
         }
-        func skipPast(_ text: String, from k: Int) -> Int {
+        func skipPast(_ text: StaticString, from k: Int) -> Int {
             var j = k
-            while j < s.count { if startsWith(text, at: j) { return j + text.utf8.count }; j += 1 }
+            while j < s.count { if startsWith(text, at: j) { return j + text.utf8CodeUnitCount }; j += 1 }
             return s.count
         }
+        var noCloseFrom = s.count  // no `>` at or after this offset
         while i < s.count {
             if s[i] == UInt8(ascii: "<") {
                 if startsWith("<!--", at: i) { i = skipPast("-->", from: i + 4); continue }
                 if startsWith("<script", at: i) { i = skipPast("</script>", from: i); continue }
                 if startsWith("<style", at: i) { i = skipPast("</style>", from: i); continue }
-                var j = i + 1
-                while j < s.count && s[j] != UInt8(ascii: ">") { j += 1 }
-                if j < s.count { i = j + 1; continue }
+                if i < noCloseFrom {
+                    var j = i + 1
+                    while j < s.count && s[j] != UInt8(ascii: ">") { j += 1 }
+                    if j < s.count { i = j + 1; continue }
+                    noCloseFrom = i
+                }
             }
             out.append(s[i])
             i += 1

@@ -55,7 +55,7 @@ final class LiquidTemplate: CompiledTemplate {
         if let flat {
             try flat.render(record: record, into: &output) { (variable, output) throws(TemplateRenderError) in
                 // A path the record lacks (or `.size`-style specials) takes the general lookup.
-                var state = LiquidRenderState(root: .json(record))
+                var state = LiquidRenderState(root: .json(record), budget: self.renderer.budget)
                 let value = try self.renderer.evaluate(.variable(variable), &state)
                 do throws(RenderOutput.LimitExceeded) { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
             }
@@ -66,7 +66,7 @@ final class LiquidTemplate: CompiledTemplate {
 
     /// Renders against any root value (the tests' hand-built contexts use this too).
     func render(root: LiquidValue, into output: inout RenderOutput) throws(TemplateRenderError) {
-        var state = LiquidRenderState(root: root)
+        var state = LiquidRenderState(root: root, budget: renderer.budget)
         _ = try renderer.render(nodes, &state, &output)
     }
 }

@@ -47,20 +47,76 @@ enum LiquidText {
     static func string(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// Finds `needle` in `haystack` from `start`; nil when absent. An empty needle matches at `start`.
+    /// Linear time: a naive scan is quadratic on hostile text (`aaaa…a` searched for `aa…ab`), so
+    /// needles longer than a few bytes use Knuth–Morris–Pratt.
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
         if needle.isEmpty { return start <= haystack.count ? start : nil }
-        guard haystack.count >= needle.count else { return nil }
-        var i = start
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == needle[0] {
-                var j = 1
-                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
-                if j == needle.count { return i }
+        guard start >= 0, start < haystack.count, haystack.count - start >= needle.count else { return nil }
+        let m = needle.count
+        if m <= 4 {
+            // At most 4 compares per position: linear already, and no table to allocate.
+            var i = start
+            let last = haystack.count - m
+            while i <= last {
+                if haystack[i] == needle[0] {
+                    var j = 1
+                    while j < m && haystack[i + j] == needle[j] { j += 1 }
+                    if j == m { return i }
+                }
+                i += 1
             }
-            i += 1
+            return nil
+        }
+        var failure = [Int](repeating: 0, count: m)
+        var k = 0
+        for q in 1..<m {
+            while k > 0 && needle[q] != needle[k] { k = failure[k - 1] }
+            if needle[q] == needle[k] { k += 1 }
+            failure[q] = k
+        }
+        var matched = 0
+        for i in start..<haystack.count {
+            while matched > 0 && haystack[i] != needle[matched] { matched = failure[matched - 1] }
+            if haystack[i] == needle[matched] { matched += 1 }
+            if matched == m { return i - m + 1 }
         }
         return nil
+    }
+
+    /// The offset of the last occurrence of a non-empty `needle`, overlapping ones included.
+    static func findLast(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        let m = needle.count
+        guard m > 0, haystack.count >= m else { return nil }
+        // Scanning backward, the first match found is the last one; the naive compare is at most
+        // m per position, so long needles use the failure table as `find` does.
+        if m <= 4 {
+            var i = haystack.count - m
+            while i >= 0 {
+                var j = 0
+                while j < m && haystack[i + j] == needle[j] { j += 1 }
+                if j == m { return i }
+                i -= 1
+            }
+            return nil
+        }
+        var failure = [Int](repeating: 0, count: m)
+        var k = 0
+        for q in 1..<m {
+            while k > 0 && needle[q] != needle[k] { k = failure[k - 1] }
+            if needle[q] == needle[k] { k += 1 }
+            failure[q] = k
+        }
+        var last: Int? = nil
+        var matched = 0
+        for i in 0..<haystack.count {
+            while matched > 0 && haystack[i] != needle[matched] { matched = failure[matched - 1] }
+            if haystack[i] == needle[matched] { matched += 1 }
+            if matched == m {
+                last = i - m + 1
+                matched = failure[m - 1]
+            }
+        }
+        return last
     }
 
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {

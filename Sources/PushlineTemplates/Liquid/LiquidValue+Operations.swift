@@ -238,16 +238,20 @@ enum LiquidNumber: Sendable, Equatable, Comparable {
 
     /// `-?\d+` → int, `-?\d+\.\d+` → float (surrounding whitespace allowed), else nil.
     init?<C: Collection<UInt8>>(parsing bytes: C) {
-        var s = Array(bytes)
-        while let f = s.first, LiquidText.isWhitespace(f) { s.removeFirst() }
-        while let l = s.last, LiquidText.isWhitespace(l) { s.removeLast() }
-        var i = 0
-        if i < s.count, s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+") { i += 1 }
+        let all = Array(bytes)
+        // Trimmed by moving indices: removeFirst() per space was quadratic on a record string of
+        // 100,000 spaces.
+        var lo = 0, hi = all.count
+        while lo < hi, LiquidText.isWhitespace(all[lo]) { lo += 1 }
+        while hi > lo, LiquidText.isWhitespace(all[hi - 1]) { hi -= 1 }
+        let s = all[lo..<hi]
+        var i = s.startIndex
+        if i < s.endIndex, s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+") { i += 1 }
         let digitsStart = i
-        while i < s.count, s[i] >= 0x30 && s[i] <= 0x39 { i += 1 }
+        while i < s.endIndex, s[i] >= 0x30 && s[i] <= 0x39 { i += 1 }
         guard i > digitsStart else { return nil }
         let text = String(decoding: s, as: UTF8.self)
-        if i == s.count {
+        if i == s.endIndex {
             if let v = Int(text) { self = .int(v) } else if let d = Double(text) { self = .double(d) } else { return nil }
             return
         }

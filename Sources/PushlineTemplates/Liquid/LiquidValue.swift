@@ -12,7 +12,7 @@ enum LiquidValue: Sendable {
     case string([UInt8])
     case array([LiquidValue])
     case object(LiquidObject)
-    /// An inclusive integer range, `(1..n)`.
+    /// An inclusive integer range, `(1..n)`; only built when its count fits in an Int.
     case range(Int, Int)
     case json(JSONValue)
     /// The `empty` and `blank` literals, which only mean something in comparisons.
@@ -102,6 +102,15 @@ extension LiquidValue {
         }
     }
 
+    /// Whether `arrayElements` is non-nil, without building the elements.
+    var isSequence: Bool {
+        switch self {
+        case .array, .range: true
+        case .json(let j): j.kind == .array
+        default: false
+        }
+    }
+
     var isObject: Bool {
         switch self {
         case .object: true
@@ -128,7 +137,7 @@ extension LiquidValue {
         case .string(let s): return LiquidText.characterCount(s)
         case .array(let a): return a.count
         case .object(let o): return o.keys.count
-        case .range(let lo, let hi): return max(0, hi - lo + 1)
+        case .range(let lo, let hi): return lo <= hi ? hi &- lo &+ 1 : 0  // fits: see TemplateMath.rangeCount
         case .json(let j):
             switch j.kind {
             case .array, .object: return j.count
@@ -191,11 +200,72 @@ extension LiquidValue {
             let i = index < 0 ? a.count + index : index
             return a.indices.contains(i) ? a[i] : nil
         case .range(let lo, let hi):
-            let count = max(0, hi - lo + 1)
+            // Ranges are only built when their count fits in an Int (TemplateMath.rangeCount).
+            let count = lo <= hi ? hi &- lo &+ 1 : 0
             let i = index < 0 ? count + index : index
             return i >= 0 && i < count ? .int(lo + i) : nil
         default:
             return nil
         }
+    }
+}
+
+// MARK: Cost
+
+extension LiquidValue {
+    /// Steps one element costs: an element materialized from a range or a JSON container takes
+    /// about this many bytes, so charging it keeps memory within a small multiple of the budget.
+    static let elementCost = 16
+
+    /// An upper bound of the work (and memory) it takes to read the value as text or elements:
+    /// bytes for strings and record values, `elementCost` per element. Saturates at Int.max.
+    var workSize: Int {
+        switch self {
+        case .null, .bool, .int, .double, .empty, .blank, .forloop: return 1
+        case .string(let s): return s.count &+ 1
+        case .range(let lo, let hi):
+            // Ranges are built with a count that fits in an Int (TemplateMath.rangeCount).
+            let count = lo <= hi ? hi &- lo &+ 1 : 0
+            return LiquidValue.weigh(count)
+        case .json(let j):
+            switch j.kind {
+            case .array, .object: return LiquidValue.saturating(LiquidValue.weigh(j.count), j.byteRange.count)
+            default: return j.byteRange.count &+ 1
+            }
+        case .array(let a):
+            // Built arrays nest only a few levels (pairs of objects, record arrays): this recursion
+            // is bounded by the record's depth limit.
+            var total = LiquidValue.weigh(a.count)
+            for e in a { total = LiquidValue.saturating(total, e.workSize) }
+            return total
+        case .object(let o):
+            var total = LiquidValue.weigh(o.keys.count)
+            for (k, v) in zip(o.keys, o.values) { total = LiquidValue.saturating(LiquidValue.saturating(total, k.count), v.workSize) }
+            return total
+        }
+    }
+
+    /// What one property or index step into the value may scan.
+    var lookupCost: Int {
+        switch self {
+        case .json(let j):
+            switch j.kind {
+            case .array, .object: return j.count &+ 1
+            case .string: return j.byteRange.count
+            default: return 1
+            }
+        case .string(let s): return s.count &+ 1
+        default: return 1
+        }
+    }
+
+    private static func saturating(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
+    }
+
+    private static func weigh(_ count: Int) -> Int {
+        let (cost, overflow) = count.multipliedReportingOverflow(by: elementCost)
+        return overflow ? .max : cost
     }
 }

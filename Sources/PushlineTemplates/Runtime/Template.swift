@@ -15,8 +15,12 @@ public struct TemplateOptions: Sendable {
     public var maxOutputBytes: Int
     /// Most iterations one render may run, over all loops together.
     public var maxLoopIterations: Int
-    /// Deepest nesting of blocks a template may have (deeper is a compile error).
+    /// Deepest nesting of blocks a template may have (deeper is a compile error); also bounds
+    /// expressions (parentheses, brackets, subexpressions) and snippet/partial recursion.
     public var maxNestingDepth: Int
+    /// Most work one render may do: loop iterations, filter/helper calls, snippet and partial
+    /// expansions, and every byte or element a filter or helper reads or builds.
+    public var maxRenderSteps: Int
     /// Handlebars `{{ }}` HTML-escapes when true (spec conformance); push text is not HTML, so off by default.
     public var htmlEscape: Bool
     /// Named snippets that `include`/`render` (Liquid) and partials (Handlebars) may use;
@@ -28,6 +32,7 @@ public struct TemplateOptions: Sendable {
         maxOutputBytes: Int = 8192,
         maxLoopIterations: Int = 10_000,
         maxNestingDepth: Int = 64,
+        maxRenderSteps: Int = 10_000_000,
         htmlEscape: Bool = false,
         snippets: [String: String] = [:]
     ) {
@@ -35,6 +40,7 @@ public struct TemplateOptions: Sendable {
         self.maxOutputBytes = maxOutputBytes
         self.maxLoopIterations = maxLoopIterations
         self.maxNestingDepth = maxNestingDepth
+        self.maxRenderSteps = maxRenderSteps
         self.htmlEscape = htmlEscape
         self.snippets = snippets
     }
@@ -75,6 +81,8 @@ public struct TemplateRenderError: Error, Sendable, Equatable, CustomStringConve
         case filter(name: String, message: String)
         case outputLimit(Int)
         case loopLimit(Int)
+        case stepLimit(Int)
+        case invalidValue(String)
         case other(String)
     }
 
@@ -84,6 +92,9 @@ public struct TemplateRenderError: Error, Sendable, Equatable, CustomStringConve
     public static func filter(_ name: String, _ message: String) -> Self { .init(kind: .filter(name: name, message: message)) }
     public static func outputLimit(_ bytes: Int) -> Self { .init(kind: .outputLimit(bytes)) }
     public static func loopLimit(_ iterations: Int) -> Self { .init(kind: .loopLimit(iterations)) }
+    public static func stepLimit(_ steps: Int) -> Self { .init(kind: .stepLimit(steps)) }
+    /// A number out of range or an arithmetic overflow (from the record or the template).
+    public static func invalidValue(_ message: String) -> Self { .init(kind: .invalidValue(message)) }
     public static func other(_ message: String) -> Self { .init(kind: .other(message)) }
 
     /// A stable, machine-readable code for results files.
@@ -93,6 +104,8 @@ public struct TemplateRenderError: Error, Sendable, Equatable, CustomStringConve
         case .filter: "filter_error"
         case .outputLimit: "rendered_field_too_large"
         case .loopLimit: "loop_limit"
+        case .stepLimit: "render_step_limit"
+        case .invalidValue: "invalid_value"
         case .other: "render_error"
         }
     }
@@ -103,6 +116,8 @@ public struct TemplateRenderError: Error, Sendable, Equatable, CustomStringConve
         case .filter(let name, let message): "filter '\(name)': \(message)"
         case .outputLimit(let bytes): "rendered text exceeds \(bytes) bytes"
         case .loopLimit(let n): "loops ran more than \(n) iterations"
+        case .stepLimit(let n): "rendering took more than \(n) steps"
+        case .invalidValue(let message): message
         case .other(let message): message
         }
     }
