@@ -105,3 +105,25 @@ struct LoneSurrogateOutputTests {
         #expect(body["alert"] as? String == "Hi \u{FFFD}")
     }
 }
+
+extension LoneSurrogateOutputTests {
+    /// Liquid prints a whole record object as its JSON text; that text must carry U+FFFD too,
+    /// so whoever parses the printed JSON never meets a lone surrogate.
+    @Test func liquidPrintsAWholeObjectWithoutSurrogates() throws {
+        let campaign = try compileCampaign("""
+        name: t
+        device_types: [android]
+        providers: { fcm: { project_id: p } }
+        notification: { alert: "{{ customer.meta }}" }
+        """)
+        let line = #"{"id":"c","customer":{"meta":{"k\udc00":"v\ud800"}},"devices":[{"platform":"android","token":"\#(fcmToken)"}]}"#
+        let batch = Self.encodeRaw(campaign, line)
+        for writer in batch.requests { Self.assertClean(writer.bytes) }
+        let out = try encode(campaign, line)
+        let message = try #require((out.requests.first?["body"] as? [String: Any])?["message"] as? [String: Any])
+        let notification = (message["android"] as? [String: Any])?["notification"] as? [String: Any]
+        let body = try #require(notification?["body"] as? String)
+        let printed = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: String])
+        #expect(printed == ["k\u{FFFD}": "v\u{FFFD}"])
+    }
+}

@@ -45,3 +45,15 @@ extension JSONWriter {
         needsComma = true
     }
 }
+
+extension JSONValue {
+    /// The value's JSON text as it stands in the record, with lone surrogate escapes made U+FFFD
+    /// as `JSONWriter.writeValue` does: what a template prints for a whole object, so printed
+    /// JSON never carries a surrogate a strict parser of that text would refuse.
+    public var jsonText: ArraySlice<UInt8> {
+        guard document.hasLoneSurrogates else { return document.buffer[byteRange] }
+        var writer = JSONWriter(reservingCapacity: byteRange.count &+ 16)
+        writer.writeValue(self)
+        return writer.bytes[...]
+    }
+}

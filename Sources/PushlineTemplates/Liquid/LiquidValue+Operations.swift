@@ -132,7 +132,7 @@ extension LiquidValue {
             case .false: out.append(contentsOf: "false".utf8)
             case .null: break
             case .array: for e in j.elements { LiquidValue.json(e).appendText(to: &out) }
-            case .object: out.append(contentsOf: j.document.buffer[j.byteRange])
+            case .object: out.append(contentsOf: j.jsonText)
             }
         }
     }
@@ -180,7 +180,7 @@ extension LiquidValue {
             case .array:
                 for e in j.elements { try LiquidValue.json(e).write(to: &output) }
             case .object:
-                try output.write(j.document.buffer[j.byteRange])
+                try output.write(j.jsonText)
             }
         default:
             try output.write(textBytes)
