@@ -55,6 +55,26 @@ import Testing
         #expect(templated.literalText == nil)
     }
 
+    /// The encoder writes `literalText` as a constant instead of rendering, so whenever it is set
+    /// it must be exactly what rendering gives: comments, `raw`, empty outputs and whitespace
+    /// control leave no source text behind. (Fuzz finding: the source itself was sent.)
+    @Test(arguments: [
+        ("{% raw %}{{ x }}{% endraw %}", "{{ x }}"),
+        ("Hi{% comment %}x{% endcomment %}", "Hi"),
+        ("{{}}", ""),
+        ("a{%# note %}b", "ab"),
+        ("a{% # note %}b", "ab"),
+        ("a {%- comment -%} x {%- endcomment -%} b", "ab"),
+        ("{% raw %}{% if %}{% endraw %}!", "{% if %}!"),
+        ("plain", "plain"),
+    ])
+    func literalTextIsWhatRenderingGives(_ template: String, _ expected: String) throws {
+        let compiled = try TemplateCompiler.compile(template, dialect: .liquid)
+        let rendered = try render(template, "{}")
+        #expect(rendered == expected)
+        if let literal = compiled.literalText { #expect(literal == expected) }
+    }
+
     @Test func whitespaceControl() throws {
         #expect(try render("a  {{- customer.first_name -}}  b") == "aAnab")
         #expect(try render("a \n {%- if true -%} \n x \n {%- endif -%} \n b") == "axb")

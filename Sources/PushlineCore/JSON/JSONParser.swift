@@ -6,7 +6,8 @@ internal enum JSONParser {
     /// Why a fill stopped: the text is invalid, or the tape estimate was too small.
     private enum Stop: Error {
         case invalid(JSONParseError)
-        case tapeFull
+        /// The tape filled at this byte offset (where the next value starts).
+        case tapeFull(at: Int)
     }
 
     /// Validates `text` and returns its tape.
@@ -29,13 +30,16 @@ internal enum JSONParser {
         do throws(Stop) {
             do throws(Stop) {
                 return try build(base, text.count, capacity: estimate, maxDepth: depthLimit)
-            } catch .tapeFull {
+            } catch .tapeFull(_) {
                 return try build(base, text.count, capacity: bound, maxDepth: depthLimit)
             }
         } catch {
             switch error {
             case .invalid(let error): throw error
-            case .tapeFull: preconditionFailure("tape bound of n/2 + 1 values exceeded")
+            case .tapeFull(let offset):
+                // No valid text of n bytes holds more than n/2 + 1 values, so this one is invalid
+                // (`[[x`: the opening brackets fill the tape before the bad value is reached).
+                throw JSONParseError(offset: offset, message: "more values open than a valid text of \(text.count) bytes can hold")
             }
         }
     }
@@ -70,7 +74,7 @@ internal enum JSONParser {
         while true {
             // `i` is on the first byte of a value.
             guard i < n else { throw fail(i, "unexpected end of text, expected a value") }
-            guard t < capacity else { throw .tapeFull }
+            guard t < capacity else { throw .tapeFull(at: i) }
             if depth > 0 { tape[top].aux &+= 1 }
             let c = byte(i)
             switch c {
@@ -163,7 +167,7 @@ internal enum JSONParser {
         guard i < n, p.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "\"") else {
             throw .invalid(JSONParseError(offset: i, message: i < n ? "expected a string key" : "unexpected end of text, expected a string key"))
         }
-        guard t < capacity else { throw .tapeFull }
+        guard t < capacity else { throw .tapeFull(at: i) }
         let (end, flags) = try scanString(p, n, i)
         tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: flags)
         if flags & JSONTapeEntry.loneSurrogate != 0 { loneSurrogates = true }

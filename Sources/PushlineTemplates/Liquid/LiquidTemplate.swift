@@ -24,8 +24,15 @@ final class LiquidTemplate: CompiledTemplate {
         let (nodes, referenced) = try LiquidTemplate.parse(bytes, options: options)
         self.nodes = nodes
         flat = LiquidFlatProgram(nodes)
-        let hasSyntax = nodes.contains { if case .text = $0 { false } else { true } }
-        literalText = hasSyntax ? nil : source
+        // Text-only templates become constants: their text is what the nodes hold, not the
+        // source (comments, `raw` tags and empty outputs parse to text or to nothing).
+        var literal: [UInt8] = []
+        var onlyText = true
+        for node in nodes {
+            guard case .text(let run) = node else { onlyText = false; break }
+            literal += run
+        }
+        literalText = onlyText ? String(decoding: literal, as: UTF8.self) : nil
 
         // Compile every snippet reachable from the template, once, so render never parses.
         var snippets: [String: [LiquidNode]] = [:]

@@ -1,3 +1,4 @@
+import Foundation
 import PushlineCore
 import Testing
 
@@ -37,6 +38,24 @@ private func unescaped(_ value: JSONValue?) -> [UInt8]? {
         #expect(refusal("[" + inside + "]")?.offset == 128)
         #expect(refusal(Array("[[1]]".utf8), maxDepth: 1)?.offset == 1)
         #expect(try parse("7", maxDepth: 0).int64Value == 7)
+    }
+
+    /// Invalid texts can open more values than the tape bound of n/2 + 1 (which holds for
+    /// valid ones) before the bad byte is reached: each is refused as invalid, never a trap.
+    @Test(arguments: ["[[x", "[[[[[[x", "[[[[[[", "[[[[[[\"", "{\"a\":[[[[[", "[1,[[[[[[[[[[[[[[[[[[[[[[", "[[1,[[2,[[3"])
+    func textsOpeningMoreValuesThanTheBoundAreInvalid(_ text: String) {
+        let error = refusal(text)
+        #expect(error != nil)
+        // Foundation agrees the text is not JSON.
+        #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) == nil)
+    }
+
+    /// Long runs of openers (past the small-text bound and the large-text estimate) too.
+    @Test func longRunsOfOpenersAreInvalid() {
+        for count in [70_000, 200_000] {
+            let text = [UInt8](repeating: UInt8(ascii: "["), count: count) + Array("x".utf8)
+            #expect(refusal(text, maxDepth: 1_000_000) != nil)
+        }
     }
 
     /// The parser keeps its own stack, so a generous bound does not turn into deep recursion.
