@@ -92,6 +92,12 @@ public enum EncodeHarness {
             FuzzSupport.check(isHeaderSafe(header.key, allowSpace: false), "\(what): header name not a token: \(escaped(line))")
             FuzzSupport.check(isHeaderSafe(header.value, allowSpace: true), "\(what): header \(header.key.stringValue ?? "?") holds a control character: \(escaped(line))")
         }
+        // Badges are 0…99999 whatever the record's badge field holds (relative badges included).
+        for aps in [root["body"]?["aps"], root["body"]?["message"]?["apns"]?["payload"]?["aps"]] {
+            guard let badge = aps?["badge"] else { continue }
+            let value = badge.int64Value
+            FuzzSupport.check(value.map { (0...99_999).contains($0) } ?? false, "\(what): aps.badge out of 0…99999: \(escaped(line))")
+        }
         // iOS through FCM carries APNs headers inside the body (message.apns.headers).
         for header in root["body"]?["message"]?["apns"]?["headers"]?.members ?? [] {
             FuzzSupport.check(isHeaderSafe(header.value, allowSpace: true), "\(what): message.apns.headers.\(header.key.stringValue ?? "?") holds a control character: \(escaped(line))")

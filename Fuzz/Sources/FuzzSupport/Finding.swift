@@ -18,7 +18,9 @@ public func check(_ condition: Bool, _ message: @autoclosure () -> String) {
 public func escaped<C: Collection<UInt8>>(_ bytes: C, limit: Int = 300) -> String {
     var out = ""
     for b in bytes.prefix(limit) {
-        if b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\\") {
+        if b == UInt8(ascii: "\\") {
+            out += "\\\\"
+        } else if b >= 0x20 && b < 0x7F {
             out.unicodeScalars.append(Unicode.Scalar(b))
         } else {
             let hex = String(b, radix: 16)

@@ -57,7 +57,7 @@ public enum Fixtures {
       "open::chat": { url: "https://hooks.example.com/chat" }
     """#
 
-    /// Handlebars, the Customer.io style, relative badge, `reject`.
+    /// Handlebars, the Customer.io style, a relative badge, `truncate`.
     public static let handlebarsPipeline = #"""
     name: fuzz-handlebars
     personalization: handlebars
@@ -67,7 +67,7 @@ public enum Fixtures {
       title: "Hi {{#if customer.first_name}}{{customer.first_name}}{{else}}there{{/if}}"
       alert: "{{#each customer.tags}}{{@index}}. {{this}} {{/each}}Your {{lookup event 'event_title'}} is waiting{{#with event}} in {{city}}{{/with}}"
       link: "app://trips/{{event.city}}"
-      ios: { badge: "+1", collapse_id: "{{id}}", sound: default, expiry: 3600 }
+      ios: { badge: "-1", collapse_id: "{{id}}", sound: default, expiry: 3600 }
       android: { collapse_key: "{{customer.tier}}", time_to_live: 600 }
     limits: { on_oversize: truncate }
     providers:
