@@ -92,6 +92,21 @@ public enum EncodeHarness {
             FuzzSupport.check(isHeaderSafe(header.key, allowSpace: false), "\(what): header name not a token: \(escaped(line))")
             FuzzSupport.check(isHeaderSafe(header.value, allowSpace: true), "\(what): header \(header.key.stringValue ?? "?") holds a control character: \(escaped(line))")
         }
+        // Sizes are checked on the final bytes (docs/overrides.md, "Size policy"): a written body
+        // is within its provider's limit, truncated or not. (The fixtures send no VoIP pushes.)
+        if let body = root["body"] {
+            let limit: Int? = switch provider {
+            case .apns: 4096
+            case .webpush: 3993
+            default: nil
+            }
+            if let limit {
+                FuzzSupport.check(body.byteRange.count <= limit, "\(what): \(provider.rawValue) body of \(body.byteRange.count) bytes is over \(limit): \(escaped(line))")
+            }
+            if provider == .adm, let data = body["data"] {
+                FuzzSupport.check(data.byteRange.count <= 6144, "\(what): adm data of \(data.byteRange.count) bytes is over 6144")
+            }
+        }
         // Badges are 0…99999 whatever the record's badge field holds (relative badges included).
         for aps in [root["body"]?["aps"], root["body"]?["message"]?["apns"]?["payload"]?["aps"]] {
             guard let badge = aps?["badge"] else { continue }
