@@ -7,12 +7,12 @@ import Testing
 /// The Handlebars spec cases (handlebars-spec, `/work/shared/testdata/handlebars-spec/*.json`).
 ///
 /// Every case runs except those listed, with a reason, in `Resources/handlebars-skips.txt`
-/// (JavaScript helpers, decorators, runtime data, compile options Pushline does not offer).
-/// A case passes when the output equals `expected`, or when it expects an exception and the
-/// template fails to compile or render.
+/// (JavaScript helpers, decorators, runtime data, compile options Pushline does not offer), and
+/// every case that runs must pass. A case passes when the output equals `expected`, or when it
+/// expects an exception and the template fails to compile or render. Without `../shared` the
+/// test is reported as skipped.
 @Suite struct HandlebarsSpecTests {
     static let files = ["basic.json", "blocks.json", "builtins.json", "data.json", "partials.json", "whitespace-control.json"]
-    static let requiredPassRate = 0.90
 
     static func caseID(file: String, _ test: JSONValue) -> String {
         let parts = [file, test["description"]?.stringValue ?? "", test["it"]?.stringValue ?? "", test["number"]?.stringValue ?? "00"]
@@ -26,17 +26,17 @@ import Testing
         var out: [String: String] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let fields = line.split(separator: "\t", maxSplits: 1)
-            guard fields.count == 2 else { continue }
+            guard fields.count == 2, !fields[1].trimmingCharacters(in: .whitespaces).isEmpty else {
+                Issue.record("handlebars-skips.txt: '\(line)' is not `id<TAB>reason`")
+                continue
+            }
             out[String(fields[0])] = String(fields[1])
         }
         return out
     }
 
-    @Test func handlebarsSpec() throws {
-        guard SharedTestData.directory != nil else {
-            print("handlebars-spec: skipped, shared test data (../shared) not found")
-            return
-        }
+    @Test(.enabled(if: SharedTestData.isAvailable, "handlebars-spec needs ../shared/testdata, which is absent"))
+    func handlebarsSpec() throws {
         let skips = try Self.skips()
         var passed = 0, failed = 0, skipped = 0
         var seen = Set<String>()
@@ -69,9 +69,8 @@ import Testing
         }
         let unknownSkips = Set(skips.keys).subtracting(seen)
         #expect(unknownSkips.isEmpty, "skip list names cases that do not exist: \(unknownSkips.sorted())")
-        let rate = Double(passed) / Double(max(1, passed + failed))
-        print("handlebars-spec: \(passed) passed, \(failed) failed, \(skipped) skipped (pass rate \(String(format: "%.1f", rate * 100))% of cases run)")
-        for failure in failures { print("handlebars-spec FAIL \(failure)") }
-        #expect(rate >= Self.requiredPassRate, "pass rate \(rate) below \(Self.requiredPassRate)")
+        print("handlebars-spec: \(passed) passed, \(failed) failed, \(skipped) skipped (listed with reasons in handlebars-skips.txt)")
+        for failure in failures { Issue.record("handlebars-spec case failed: \(failure)") }
+        #expect(passed > 0)
     }
 }
