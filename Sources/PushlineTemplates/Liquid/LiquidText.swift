@@ -67,13 +67,7 @@ enum LiquidText {
             }
             return nil
         }
-        var failure = [Int](repeating: 0, count: m)
-        var k = 0
-        for q in 1..<m {
-            while k > 0 && needle[q] != needle[k] { k = failure[k - 1] }
-            if needle[q] == needle[k] { k += 1 }
-            failure[q] = k
-        }
+        let failure = failureTable(needle)
         var matched = 0
         for i in start..<haystack.count {
             while matched > 0 && haystack[i] != needle[matched] { matched = failure[matched - 1] }
@@ -81,6 +75,20 @@ enum LiquidText {
             if matched == m { return i - m + 1 }
         }
         return nil
+    }
+
+    /// Knuth–Morris–Pratt failure table: for each prefix of `needle`, the length of its longest
+    /// proper prefix that is also a suffix.
+    private static func failureTable(_ needle: [UInt8]) -> [Int] {
+        let m = needle.count
+        var failure = [Int](repeating: 0, count: m)
+        var k = 0
+        for q in 1..<m {
+            while k > 0 && needle[q] != needle[k] { k = failure[k - 1] }
+            if needle[q] == needle[k] { k += 1 }
+            failure[q] = k
+        }
+        return failure
     }
 
     /// The offset of the last occurrence of a non-empty `needle`, overlapping ones included.
@@ -99,13 +107,7 @@ enum LiquidText {
             }
             return nil
         }
-        var failure = [Int](repeating: 0, count: m)
-        var k = 0
-        for q in 1..<m {
-            while k > 0 && needle[q] != needle[k] { k = failure[k - 1] }
-            if needle[q] == needle[k] { k += 1 }
-            failure[q] = k
-        }
+        let failure = failureTable(needle)
         var last: Int? = nil
         var matched = 0
         for i in 0..<haystack.count {
