@@ -28,9 +28,9 @@ public struct APNsAuthError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch kind {
         case .keyFile(let path, let problem):
-            "APNs key file '\(PrintableText.bounded(path, limit: 512))' \(problem)"
+            "APNs key file '\(PrintableText.bounded(path, limit: 512, redactingTokens: false))' \(problem)"
         case .keyNotP256(let path):
-            "APNs key file '\(PrintableText.bounded(path, limit: 512))' is not a PKCS#8 P-256 private key in PEM form (an AuthKey_<key id>.p8 file from Apple)"
+            "APNs key file '\(PrintableText.bounded(path, limit: 512, redactingTokens: false))' is not a PKCS#8 P-256 private key in PEM form (an AuthKey_<key id>.p8 file from Apple)"
         case .invalidIdentifier(let field, let problem):
             "APNs \(field) \(problem)"
         case .signingFailed:

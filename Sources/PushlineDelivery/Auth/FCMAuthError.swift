@@ -42,9 +42,9 @@ public struct FCMAuthError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch kind {
         case .serviceAccountFile(let path, let problem):
-            "FCM service account file '\(PrintableText.bounded(path, limit: 512))' \(problem)"
+            "FCM service account file '\(PrintableText.bounded(path, limit: 512, redactingTokens: false))' \(problem)"
         case .serviceAccountField(let path, let field, let problem):
-            "FCM service account file '\(PrintableText.bounded(path, limit: 512))': \(field) \(problem)"
+            "FCM service account file '\(PrintableText.bounded(path, limit: 512, redactingTokens: false))': \(field) \(problem)"
         case .signingFailed:
             "FCM OAuth assertion could not be signed"
         case .tokenEndpointRejected(let status, let detail):
@@ -56,7 +56,7 @@ public struct FCMAuthError: Error, Sendable, Equatable, CustomStringConvertible 
         case .tokenResponseInvalid(let problem):
             "FCM OAuth token endpoint answered 200 with an unusable token response: \(problem)"
         case .unauthorizedAfterRefresh(let email):
-            "FCM answered 401 to a freshly obtained access token of \(PrintableText.bounded(email, limit: 320)): the service account may not send for this project (check project_id and its roles); stopping this provider"
+            "FCM answered 401 to a freshly obtained access token of \(PrintableText.bounded(email, limit: 320, redactingTokens: false)): the service account may not send for this project (check project_id and its roles); stopping this provider"
         }
     }
 }

@@ -9,13 +9,15 @@ enum PrintableText {
     /// token, a key line are all longer; APNs reasons are at most 28 characters).
     static let redactedRunLength = 40
 
-    static func bounded<Bytes: Collection>(_ bytes: Bytes, limit: Int = 200) -> String where Bytes.Element == UInt8 {
+    /// `redactingTokens: false` for text the user wrote that is not secret and must print whole
+    /// (file paths, emails): still printable and bounded.
+    static func bounded<Bytes: Collection>(_ bytes: Bytes, limit: Int = 200, redactingTokens: Bool = true) -> String where Bytes.Element == UInt8 {
         var output: [UInt8] = []
         output.reserveCapacity(Swift.min(bytes.count, limit) + 16)
         var run: [UInt8] = []
         var truncated = false
         func flushRun() {
-            if run.count >= redactedRunLength {
+            if redactingTokens && run.count >= redactedRunLength {
                 output.append(contentsOf: "[redacted]".utf8)
             } else {
                 output.append(contentsOf: run)
@@ -26,7 +28,12 @@ enum PrintableText {
         for byte in bytes {
             seen &+= 1
             // Reading stops a run length past the limit: a run crossing the limit still gets judged.
-            if seen > limit &+ redactedRunLength { truncated = true; break }
+            if seen > limit &+ redactedRunLength {
+                // A run cut here was not judged whole: it is dropped, never printed in part.
+                truncated = true
+                if redactingTokens { run.removeAll() }
+                break
+            }
             if isTokenCharacter(byte) {
                 run.append(byte)
                 continue
@@ -43,8 +50,8 @@ enum PrintableText {
         return String(decoding: output, as: UTF8.self)
     }
 
-    static func bounded(_ string: String, limit: Int = 200) -> String {
-        bounded(string.utf8, limit: limit)
+    static func bounded(_ string: String, limit: Int = 200, redactingTokens: Bool = true) -> String {
+        bounded(string.utf8, limit: limit, redactingTokens: redactingTokens)
     }
 
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
