@@ -55,11 +55,12 @@ struct SecretRedactionTests {
         add(APNsResponseClassifier.classify(status: 403, body: Array(#"{"reason":"\#(apnsToken.jwt)"}"#.utf8)))
         add(FCMResponseClassifier.classify(status: 400, body: Array(#"{"error":{"message":"\#(accessToken)","status":"\#(assertion)"}}"#.utf8)))
 
-        let secrets: [String] = [String(apnsToken.jwt), String(forced.jwt), assertion, accessToken]
-            + String(apnsToken.jwt).split(separator: ".").map(String.init)
-            + assertion.split(separator: ".").map(String.init)
-            + ecKey.pemRepresentation.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
-            + ServiceAccountFixture.keyLines.map(String.init)
+        var secrets: [String] = [String(apnsToken.jwt), String(forced.jwt), assertion, accessToken]
+        secrets += String(apnsToken.jwt).split(separator: ".").map { String($0) }
+        secrets += assertion.split(separator: ".").map { String($0) }
+        let ecLines: [String] = ecKey.pemRepresentation.split(separator: "\n").map { String($0) }
+        secrets += ecLines.filter { !$0.hasPrefix("-----") }
+        secrets += ServiceAccountFixture.keyLines.map { String($0) }
         for text in texts {
             for secret in secrets where text.contains(secret) {
                 Issue.record("'\(text.prefix(80))…' holds a secret")

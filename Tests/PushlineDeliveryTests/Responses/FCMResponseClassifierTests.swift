@@ -92,7 +92,7 @@ struct FCMResponseClassifierTests {
     @Test("messages are bounded and printable, credentials in them redacted")
     func messages() {
         let token = "ya29.a0AfB_byC8TQqXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
-        let result = Self.classify(400, Self.body(code: 400, status: "INVALID_ARGUMENT", message: "bad \#(token) \u{1b}[2J \#(String(repeating: "word ", count: 200))", errorCode: "INVALID_ARGUMENT"))
+        let result = Self.classify(400, Self.body(code: 400, status: "INVALID_ARGUMENT", message: "bad \(token) \\u001b[2J \(String(repeating: "word ", count: 200))", errorCode: "INVALID_ARGUMENT"))
         #expect(result.outcome == .permanent)
         let message = result.message ?? ""
         #expect(!message.contains("ya29"))
