@@ -24,6 +24,23 @@ public struct ProviderRateLimiter: Sendable {
         public var projectQuotaPause: Duration = .seconds(60)
 
         public init() {}
+
+        /// Fractions within 0…1 (NaN as the default), durations not negative: a setting read from
+        /// configuration cannot make a rate of zero or NaN.
+        var sanitized: Settings {
+            var s = self
+            let defaults = Settings()
+            func fraction(_ value: Double, _ fallback: Double) -> Double {
+                value.isNaN ? fallback : Swift.min(Swift.max(value, 0), 1)
+            }
+            s.floorFraction = fraction(floorFraction, defaults.floorFraction)
+            s.increaseFraction = fraction(increaseFraction, defaults.increaseFraction)
+            s.decreaseCooldown = Swift.max(decreaseCooldown, .zero)
+            s.increaseInterval = Swift.max(increaseInterval, .zero)
+            s.maximumPause = Swift.max(maximumPause, .zero)
+            s.projectQuotaPause = Swift.max(projectQuotaPause, .zero)
+            return s
+        }
     }
 
     public enum Decision: Sendable, Equatable {
@@ -45,7 +62,7 @@ public struct ProviderRateLimiter: Sendable {
 
     public init(rate: SendRate, settings: Settings = Settings(), now: DeliveryInstant) {
         configured = rate
-        self.settings = settings
+        self.settings = settings.sanitized
         currentRate = rate.perSecond
         tokens = Double(rate.burst)
         lastRefill = now

@@ -20,7 +20,8 @@ public enum APNsResponseClassifier {
         if case .invalidToken = outcome, let value = root?["timestamp"]?.int64Value, value >= 0 {
             outcome = .invalidToken(timestamp: value)
         }
-        return .init(outcome: outcome, status: status, reason: reason?.wireName ?? "http_\(status)", retryAfter: retryAfter)
+        return .init(outcome: outcome, status: status, reason: reason?.wireName ?? "http_\(status)", retryAfter: retryAfter,
+                     providerReason: reason.map { .apns($0) })
     }
 
     /// For a body without a known reason: what the status alone says.

@@ -35,7 +35,8 @@ public enum FCMResponseClassifier {
         let error = parseError(body)
         let outcome = outcome(status: status, error: error)
         let reason = error.errorCode?.wireName ?? error.status ?? "http_\(status)"
-        return .init(outcome: outcome, status: status, reason: reason, message: error.message, retryAfter: retryAfter)
+        return .init(outcome: outcome, status: status, reason: reason, message: error.message, retryAfter: retryAfter,
+                     providerReason: error.errorCode.map { .fcm($0) })
     }
 
     /// The FCM table of PROVIDERS.md, then google.rpc status and HTTP status for answers

@@ -11,18 +11,30 @@ public struct ResponseClassification: Sendable, Equatable, CustomStringConvertib
     public let message: String?
     /// The response's Retry-After, when it had one that parses.
     public let retryAfter: RetryAfter?
+    /// The provider's reason, typed, when the body named one.
+    public let providerReason: ProviderErrorReason?
 
-    public init(outcome: ResponseOutcome, status: Int, reason: String, message: String? = nil, retryAfter: RetryAfter? = nil) {
+    public init(
+        outcome: ResponseOutcome, status: Int, reason: String, message: String? = nil, retryAfter: RetryAfter? = nil,
+        providerReason: ProviderErrorReason? = nil
+    ) {
         self.outcome = outcome
         self.status = status
         self.reason = reason
         self.message = message
         self.retryAfter = retryAfter
+        self.providerReason = providerReason
     }
 
     public var description: String {
         "\(outcome) (HTTP \(status), \(reason)\(message.map { ": " + $0 } ?? ""))"
     }
+}
+
+/// A provider's typed error reason.
+public enum ProviderErrorReason: Sendable, Hashable {
+    case apns(APNsErrorReason)
+    case fcm(FCMErrorCode)
 }
 
 /// The outcome classes of PROVIDERS.md.
