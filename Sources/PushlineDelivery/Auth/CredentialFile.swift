@@ -16,6 +16,8 @@ enum CredentialFile {
     }
 
     static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
+        // O_NONBLOCK: a FIFO or device named as a key must not block the open; fstat then
+        // refuses anything but a regular file.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             let code = errno
@@ -28,7 +30,7 @@ enum CredentialFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .unreadable(errno: errno)
@@ -49,4 +51,9 @@ enum CredentialFile {
         case .tooLarge(let limit): "is larger than \(limit) bytes, too large for a key"
         }
     }
+}
+
+/// `read(2)`, named apart from `CredentialFile.read`.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
 }

@@ -79,12 +79,18 @@ struct FCMResponseClassifierTests {
         #expect(Set(FCMErrorCode.known.map(\.wireName)).isSuperset(of: Self.table.compactMap(\.3)))
     }
 
-    @Test("hostile bodies never crash", arguments: [
-        "", "{", #"{"error":42}"#, #"{"error":{"details":42}}"#, #"{"error":{"details":[1,"x",null,{"@type":7}]}}"#,
-        #"{"error":{"message":null,"status":[]}}"#, String(repeating: #"{"error":"#, count: 10_000),
-        "\u{FF}\u{FE}\u{0}", #"{"error":{"details":[\#(String(repeating: #"{"@type":"x"},"#, count: 5_000))1]}}"#,
-    ])
-    func hostile(body: String) {
+    /// Named so that a test log shows the name, not the body.
+    static let hostileBodies: [String: String] = [
+        "empty": "", "open brace": "{", "numeric error": #"{"error":42}"#, "numeric details": #"{"error":{"details":42}}"#,
+        "odd details": #"{"error":{"details":[1,"x",null,{"@type":7}]}}"#,
+        "wrong member types": #"{"error":{"message":null,"status":[]}}"#,
+        "10k nested errors": String(repeating: #"{"error":"#, count: 10_000), "binary": "\u{FF}\u{FE}\u{0}",
+        "5k details": #"{"error":{"details":[\#(String(repeating: #"{"@type":"x"},"#, count: 5_000))1]}}"#,
+    ]
+
+    @Test("hostile bodies never crash", arguments: hostileBodies.keys.sorted())
+    func hostile(name: String) {
+        let body = Self.hostileBodies[name] ?? ""
         #expect(Self.classify(500, body).outcome == .retryable(newConnection: false))
         #expect(Self.classify(404, body).outcome == .configurationError)
     }
