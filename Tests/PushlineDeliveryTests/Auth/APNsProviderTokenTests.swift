@@ -171,3 +171,21 @@ struct APNsProviderTokenTests {
         _ = try APNsSigningKey(privateKey: privateKey, keyID: String(repeating: "A", count: 64), teamID: "t1")
     }
 }
+
+@Suite("APNs provider token source, shared")
+struct APNsProviderTokenSourceSharingTests {
+    @Test("many tasks at the 50-minute mark get one new token between them")
+    func oneRefreshForAll() async throws {
+        let clock = TestClock()
+        let key = try APNsSigningKey(privateKey: P256.Signing.PrivateKey(), keyID: "KEY1234567", teamID: "ABCDE12345")
+        let source = APNsProviderTokenSource(key: key, clock: clock)
+        let first = try source.token()
+        clock.advance(seconds: 50 * 60)
+        let tokens = try await withThrowingTaskGroup(of: APNsProviderToken.self) { group in
+            for _ in 0..<64 { group.addTask { try source.token() } }
+            return try await group.reduce(into: [APNsProviderToken]()) { $0.append($1) }
+        }
+        #expect(Set(tokens.map(\.generation)) == [first.generation + 1])
+        #expect(Set(tokens.map(\.authorizationHeaderValue)).count == 1)
+    }
+}

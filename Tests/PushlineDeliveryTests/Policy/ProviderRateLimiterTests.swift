@@ -171,3 +171,31 @@ struct InFlightLimitTests {
         #expect(InFlightLimit(connections: .max, streamsPerConnection: .max).capacity == 1024 * 10_000)
     }
 }
+
+@Suite("Rate limiter invariants")
+struct RateLimiterInvariantTests {
+    @Test("under a seeded storm of answers the rate stays within floor…configured, waits lie ahead, pauses are bounded")
+    func storm() throws {
+        var random = SeededRandomSource(seed: 77)
+        let rate = try SendRate(parsing: "2000/s", burst: 50)
+        var limiter = ProviderRateLimiter(rate: rate, now: .seconds(0))
+        var now = DeliveryInstant.seconds(0)
+        let outcomes: [ResponseOutcome] = [.sent(providerID: nil), .throttled(.provider), .throttled(.project), .retryable(newConnection: false), .permanent]
+        var sent = 0
+        for _ in 0..<20_000 {
+            now = now.advanced(by: .microseconds(Int64.random(in: 0...2_000, using: &random)))
+            switch limiter.acquire(now: now) {
+            case .sendNow: sent += 1
+            case .waitUntil(let t):
+                #expect(t > now)
+                #expect(t <= now.advanced(by: .seconds(600)))
+            }
+            let outcome = outcomes[Int.random(in: 0..<100, using: &random) < 97 ? 0 : Int.random(in: 1..<outcomes.count, using: &random)]
+            let retryAfter: RetryAfter? = Bool.random(using: &random) ? .delay(.seconds(Int64.random(in: 0...5, using: &random))) : nil
+            limiter.observe(ResponseClassification(outcome: outcome, status: 429, reason: "x", retryAfter: retryAfter), now: now, unixTime: 0)
+            #expect(limiter.currentRate >= limiter.floorRate && limiter.currentRate <= rate.perSecond)
+            if let paused = limiter.pausedUntil { #expect(paused <= now.advanced(by: .seconds(600))) }
+        }
+        #expect(sent > 0)
+    }
+}
