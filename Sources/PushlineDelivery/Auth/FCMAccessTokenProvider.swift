@@ -55,8 +55,11 @@ public actor FCMAccessTokenProvider {
     private func fetch() async -> Result<FCMAccessToken, FCMAuthError> {
         do throws(FCMAuthError) {
             let request = try FCMAssertion.tokenRequest(account: account, issuedAt: clock.unixTime())
+            // The lifetime counts from before the request: the server's clock started it
+            // somewhere during the exchange, never before.
+            let requestedAt = clock.now()
             let response = try OAuthTokenResponse.parse(await exchange(request))
-            return .success(cache.fetchSucceeded(response, now: clock.now()))
+            return .success(cache.fetchSucceeded(response, now: requestedAt))
         } catch {
             cache.fetchFailed()
             if !error.isRetryable { stopped = error }
