@@ -1,11 +1,18 @@
 public import Crypto
+import Foundation
 
 /// An APNs token-auth key: the .p8 private key with its key id and the team id it belongs to.
 /// Redacts itself: printing it shows the ids only.
 public struct APNsSigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public let keyID: String
     public let teamID: String
-    let privateKey: P256.Signing.PrivateKey
+    /// The key's raw scalar, not the swift-crypto value: `P256.Signing.PrivateKey` is Sendable
+    /// only from swift-crypto 4, and the key is rebuilt only once per token (50 minutes).
+    let privateKeyScalar: [UInt8]
+
+    var privateKey: P256.Signing.PrivateKey {
+        get throws { try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar) }
+    }
 
     /// A .p8 is about 250 bytes; anything past this is not one.
     static let fileLimit = 16 * 1024
@@ -13,7 +20,7 @@ public struct APNsSigningKey: Sendable, CustomStringConvertible, CustomDebugStri
     public init(privateKey: P256.Signing.PrivateKey, keyID: String, teamID: String) throws(APNsAuthError) {
         try Self.checkIdentifier(keyID, field: "key_id")
         try Self.checkIdentifier(teamID, field: "team_id")
-        self.privateKey = privateKey
+        self.privateKeyScalar = Array(privateKey.rawRepresentation)
         self.keyID = keyID
         self.teamID = teamID
     }

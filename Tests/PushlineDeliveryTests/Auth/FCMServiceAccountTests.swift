@@ -1,3 +1,4 @@
+import Crypto
 import _CryptoExtras
 import Foundation
 import PushlineCore
