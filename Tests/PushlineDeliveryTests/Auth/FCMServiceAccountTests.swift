@@ -85,6 +85,18 @@ struct FCMServiceAccountTests {
         }
     }
 
+    @Test("the key may also be PKCS#1 (BEGIN RSA PRIVATE KEY)")
+    func pkcs1() throws {
+        #expect(ServiceAccountFixture.fields["private_key"]?.hasPrefix("-----BEGIN PRIVATE KEY-----") == true)
+        let pkcs1 = ServiceAccountFixture.key.pemRepresentation
+        #expect(pkcs1.hasPrefix("-----BEGIN RSA PRIVATE KEY-----"))
+        let account = try parse(ServiceAccountFixture.json(["private_key": pkcs1]))
+        let request = try FCMAssertion.tokenRequest(account: account, issuedAt: 1)
+        let jwt = try JWTParts(String(decoding: request.body, as: UTF8.self).components(separatedBy: "assertion=")[1])
+        let signature = _RSA.Signing.RSASignature(rawRepresentation: jwt.signature)
+        #expect(ServiceAccountFixture.key.publicKey.isValidSignature(signature, for: jwt.signingInput, padding: .insecurePKCS1v1_5))
+    }
+
     @Test("a P-256 key or an RSA key under 2048 bits is not accepted as the private key")
     func wrongKeys() throws {
         let ec = P256Key.pem

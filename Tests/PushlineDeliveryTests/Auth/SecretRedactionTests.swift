@@ -43,9 +43,9 @@ struct SecretRedactionTests {
         for failing in [
             { _ = try OAuthTokenResponse.parse(OAuthHTTPResponse(status: 400, body: Array(echo.utf8))) },
             { _ = try OAuthTokenResponse.parse(OAuthHTTPResponse(status: 503, body: Array(echo.utf8))) },
-            { _ = try FCMServiceAccount(json: Array(ServiceAccountFixture.json(["token_uri": "http://x/\(ServiceAccountFixture.key.pemRepresentation)"]).utf8), path: "sa.json") },
-            { _ = try FCMServiceAccount(json: Array(ServiceAccountFixture.json(["private_key": String(ServiceAccountFixture.key.pemRepresentation.dropLast(200))]).utf8), path: "sa.json") },
-            { _ = try FCMServiceAccount(json: Array(ServiceAccountFixture.json(["type": ServiceAccountFixture.key.pemRepresentation]).utf8), path: "sa.json") },
+            { _ = try FCMServiceAccount(json: Array(ServiceAccountFixture.json(["token_uri": "http://x/\(ServiceAccountFixture.key.pkcs8PEMRepresentation)"]).utf8), path: "sa.json") },
+            { _ = try FCMServiceAccount(json: Array(ServiceAccountFixture.json(["private_key": String(ServiceAccountFixture.key.pkcs8PEMRepresentation.dropLast(200))]).utf8), path: "sa.json") },
+            { _ = try FCMServiceAccount(json: Array(ServiceAccountFixture.json(["type": ServiceAccountFixture.key.pkcs8PEMRepresentation]).utf8), path: "sa.json") },
             { _ = try APNsSigningKey(pem: Array(String(ecKey.pemRepresentation.dropLast(40)).utf8), path: "k.p8", keyID: "K", teamID: "T") },
             { _ = try APNsSigningKey(privateKey: ecKey, keyID: ecKey.pemRepresentation, teamID: "T") },
         ] as [() throws -> Void] {

@@ -14,7 +14,8 @@ enum ServiceAccountFixture {
             "type": "service_account",
             "project_id": "pushline-demo",
             "private_key_id": "0123456789abcdef0123456789abcdef01234567",
-            "private_key": key.pemRepresentation,
+            // PKCS#8 ("BEGIN PRIVATE KEY"), as Google issues it.
+            "private_key": key.pkcs8PEMRepresentation,
             "client_email": "sender@pushline-demo.iam.gserviceaccount.com",
             "client_id": "123456789",
             "token_uri": "https://oauth2.googleapis.com/token",
@@ -39,8 +40,8 @@ enum ServiceAccountFixture {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// The lines of the PEM body: none may appear in any error or description.
+    /// The lines of the PEM bodies (PKCS#8 and PKCS#1): none may appear in any error or description.
     static var keyLines: [Substring] {
-        key.pemRepresentation.split(separator: "\n").filter { !$0.hasPrefix("-----") }
+        (key.pkcs8PEMRepresentation + key.pemRepresentation).split(separator: "\n").filter { !$0.hasPrefix("-----") }
     }
 }
