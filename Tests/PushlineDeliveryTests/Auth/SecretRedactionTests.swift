@@ -38,6 +38,10 @@ struct SecretRedactionTests {
         func add(_ value: Any) {
             texts.append("\(value)")
             texts.append(String(reflecting: value))
+            var dumped = ""
+            dump(value, to: &dumped)
+            texts.append(dumped)
+            texts.append(Mirror(reflecting: value).children.map { "\($0.label ?? ""): \($0.value)" }.joined(separator: ", "))
         }
         for value: Any in [apnsKey, apnsToken, forced, expired, stop, account, request, response, fcmToken, second, stopped] { add(value) }
         for failing in [
