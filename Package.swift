@@ -22,12 +22,15 @@ let package = Package(
         .library(name: "PushlineEncoding", targets: ["PushlineEncoding"]),
         .library(name: "PushlineIO", targets: ["PushlineIO"]),
         .library(name: "PushlineRuntime", targets: ["PushlineRuntime"]),
+        .library(name: "PushlineDelivery", targets: ["PushlineDelivery"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Either major works (3.12.3 or 4.5.2 on this machine): the APIs used (P256, _RSA) are in both.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // C shims: typed wrappers for the macro and variadic C APIs, nothing else.
@@ -38,6 +41,18 @@ let package = Package(
         .target(name: "PushlineCore", swiftSettings: strict),
         .target(name: "PushlineTemplates", dependencies: ["PushlineCore"], swiftSettings: strict),
         .target(name: "PushlineEncoding", dependencies: ["PushlineCore", "PushlineTemplates"], swiftSettings: strict),
+
+        // Delivery: provider auth (APNs JWT, FCM OAuth), rate and retry policy, response
+        // classification; pure values driven by an injected clock.
+        .target(
+            name: "PushlineDelivery",
+            dependencies: [
+                "PushlineCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
 
         // I/O.
         .target(name: "PushlineIO", dependencies: ["PushlineCore", "CZlib"], swiftSettings: strict),
@@ -67,6 +82,15 @@ let package = Package(
         .testTarget(name: "PushlineTemplatesTests", dependencies: ["PushlineTemplates", "PushlineTestSupport"], exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "PushlineEncodingTests", dependencies: ["PushlineEncoding", "PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushlineIOTests", dependencies: ["PushlineIO", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "PushlineDeliveryTests",
+            dependencies: [
+                "PushlineDelivery", "PushlineCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "PushlineRuntimeTests", dependencies: ["PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,37 @@
+/// Classifies an APNs answer: status, the `apns-id` and `retry-after` headers, and the body
+/// `{"reason": …, "timestamp": ms}` (hostile: bounded, any bytes, never a crash).
+public enum APNsResponseClassifier {
+    public static func classify(
+        status: Int, body: some Collection<UInt8>, apnsID: [UInt8]? = nil, retryAfter retryAfterHeader: [UInt8]? = nil
+    ) -> ResponseClassification {
+        let retryAfter = retryAfterHeader.flatMap { RetryAfter(headerValue: $0) }
+        if (200...299).contains(status) {
+            return .init(outcome: .sent(providerID: apnsID.flatMap { ResponseBody.headerString($0) }), status: status, reason: "sent")
+        }
+        if status == 0 {
+            // No response: a reset stream or GOAWAY that libcurl 7.88 reports as success with no
+            // status, or a transport error. Never sent; retry on another connection.
+            return .init(outcome: .retryable(newConnection: true), status: 0, reason: "no_response", retryAfter: retryAfter)
+        }
+        let root = ResponseBody.jsonObject(body)
+        let reasonName = ResponseBody.wireString(root?["reason"])
+        let reason = reasonName.map { APNsErrorReason(wireName: $0) }
+        var outcome = reason?.outcome ?? outcomeForStatus(status)
+        if case .invalidToken = outcome, let value = root?["timestamp"]?.int64Value, value >= 0 {
+            outcome = .invalidToken(timestamp: value)
+        }
+        return .init(outcome: outcome, status: status, reason: reason?.wireName ?? "http_\(status)", retryAfter: retryAfter,
+                     providerReason: reason.map { .apns($0) })
+    }
+
+    /// For a body without a known reason: what the status alone says.
+    static func outcomeForStatus(_ status: Int) -> ResponseOutcome {
+        switch status {
+        case 403: .configurationError
+        case 410: .invalidToken(timestamp: nil)
+        case 429: .throttled(.provider)
+        case 408, 500...599: .retryable(newConnection: false)
+        default: .permanent
+        }
+    }
+}
