@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "PushlineTemplates", targets: ["PushlineTemplates"]),
         .library(name: "PushlineEncoding", targets: ["PushlineEncoding"]),
         .library(name: "PushlineIO", targets: ["PushlineIO"]),
+        .library(name: "PushlineDelivery", targets: ["PushlineDelivery"]),
         .library(name: "PushlineRuntime", targets: ["PushlineRuntime"]),
     ],
     dependencies: [
@@ -41,6 +42,9 @@ let package = Package(
 
         // I/O.
         .target(name: "PushlineIO", dependencies: ["PushlineCore", "CZlib"], swiftSettings: strict),
+        // Delivery: HTTP/2 transport on libcurl multi (Transport/); auth, policy and response
+        // classification join it (docs/delivery.md).
+        .target(name: "PushlineDelivery", dependencies: ["PushlineCore", "CCurl"], swiftSettings: strict),
         .target(
             name: "PushlineRuntime",
             dependencies: [
@@ -67,6 +71,7 @@ let package = Package(
         .testTarget(name: "PushlineTemplatesTests", dependencies: ["PushlineTemplates", "PushlineTestSupport"], exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "PushlineEncodingTests", dependencies: ["PushlineEncoding", "PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushlineIOTests", dependencies: ["PushlineIO", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushlineDeliveryTests", dependencies: ["PushlineDelivery", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushlineRuntimeTests", dependencies: ["PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
