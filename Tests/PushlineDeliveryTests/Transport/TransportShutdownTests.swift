@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import PushlineDelivery
+
+/// Shutdown and backpressure: every taken request completes exactly once, whatever happens.
+@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"))
+struct TransportShutdownTests {
+    @Test func cancellingShutdownCompletesEveryRequestOnceAndTakesNoMore() async throws {
+        let server = try LocalHTTP2Server(files: ["ok": Array("{}".utf8)])
+        defer { server.stop() }
+        let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 100, capacity: 5000, caFile: server.certificatePath))
+        let count = 5000
+        let requests = (0..<count).map { TransportRequest(slot: UInt64($0), url: server.baseURL + "/ok") }
+        #expect(try await transport.submit(contentsOf: requests) == count)
+        await transport.shutdown(.cancelInFlight)
+        // The sequence ends after the last completion.
+        var all: [TransportResponse] = []
+        for await batch in transport.completions { all.append(contentsOf: batch) }
+
+        #expect(all.count == count)
+        #expect(Set(all.map(\.slot)).count == count)
+        #expect(all.allSatisfy { $0.result == .response || $0.result == .cancelled })
+        // 5000 requests cannot all be answered before the cancel reaches the thread.
+        let cancelled = all.filter { $0.result == .cancelled }
+        #expect(!cancelled.isEmpty)
+        #expect(cancelled.allSatisfy { $0.status == 0 })
+        // Those never handed to curl certainly were not delivered.
+        #expect(cancelled.contains { !$0.mayHaveBeenDelivered })
+
+        await #expect(throws: TransportError.shutDown) {
+            try await transport.submit(TransportRequest(slot: 99_999, url: server.baseURL + "/ok"))
+        }
+        #expect(transport.counters.inFlight == 0 && transport.counters.queued == 0)
+    }
+
+    @Test func finishingShutdownSendsEverythingAlreadyTaken() async throws {
+        let server = try LocalHTTP2Server(files: ["ok": Array("{}".utf8)])
+        defer { server.stop() }
+        let transport = try HTTP2Transport(TransportConfiguration(connections: 2, streamsPerConnection: 20, capacity: 2000, caFile: server.certificatePath))
+        let requests = (0..<2000).map { TransportRequest(slot: UInt64($0), url: server.baseURL + "/ok") }
+        _ = try await transport.submit(contentsOf: requests)
+        await transport.shutdown(.finishInFlight)
+        var all: [TransportResponse] = []
+        for await batch in transport.completions { all.append(contentsOf: batch) }
+        #expect(all.count == 2000)
+        #expect(Set(all.map(\.slot)).count == 2000)
+        #expect(all.allSatisfy { $0.result == .response && $0.status == 200 })
+    }
+
+    @Test func aSlowConsumerHoldsAdmissionToTheCapacity() async throws {
+        let server = try LocalHTTP2Server(files: ["ok": Array("{}".utf8)])
+        defer { server.stop() }
+        let capacity = 40
+        let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 10, capacity: capacity, caFile: server.certificatePath))
+        let count = 600
+        let producer = Task {
+            var taken = 0
+            for start in stride(from: 0, to: count, by: 25) {
+                let requests = (start..<start + 25).map { TransportRequest(slot: UInt64($0), url: server.baseURL + "/ok") }
+                taken += try await transport.submit(contentsOf: requests)
+            }
+            return taken
+        }
+        var all: [TransportResponse] = []
+        var maxHeld = 0
+        for await batch in transport.completions {
+            let counters = transport.counters
+            // What the transport holds: queued, in flight, and completed but not taken.
+            maxHeld = max(maxHeld, counters.queued + counters.inFlight + counters.awaitingConsumer)
+            all.append(contentsOf: batch)
+            if all.count == count { break }
+            try await Task.sleep(for: .milliseconds(2))  // a slow consumer
+        }
+        #expect(try await producer.value == count)
+        await transport.shutdown()
+        #expect(Set(all.map(\.slot)).count == count)
+        #expect(maxHeld <= capacity)
+        #expect(maxHeld > 10)  // the producer did fill it beyond the streams in flight
+    }
+
+    @Test func shutdownReleasesAProducerWaitingForRoom() async throws {
+        let listener = try SilentListener()
+        // Nothing completes (the server never answers), so the second submit must wait.
+        let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 2, capacity: 2))
+        let url = "https://127.0.0.1:\(listener.port)/x"
+        _ = try await transport.submit(contentsOf: (0..<2).map { TransportRequest(slot: UInt64($0), url: url) })
+        let waiting = Task { try await transport.submit(contentsOf: (2..<5).map { TransportRequest(slot: UInt64($0), url: url) }) }
+        try await Task.sleep(for: .milliseconds(100))
+        await transport.shutdown(.cancelInFlight)
+        #expect(try await waiting.value == 0)
+        var all: [TransportResponse] = []
+        for await batch in transport.completions { all.append(contentsOf: batch) }
+        #expect(all.map(\.slot).sorted() == [0, 1])
+        #expect(all.allSatisfy { $0.result == .cancelled })
+    }
+}
