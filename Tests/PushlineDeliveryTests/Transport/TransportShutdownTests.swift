@@ -94,3 +94,32 @@ struct TransportShutdownTests {
         #expect(all.allSatisfy { $0.result == .cancelled })
     }
 }
+
+/// Streams ended by the server: never reported as answered.
+@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"))
+struct TransportLostStreamTests {
+    @Test func streamsLostToAGoawayAreNoResponseAndMayHaveBeenDelivered() async throws {
+        // An empty 200 makes libcurl 7.88 reset each finished stream; Debian's nghttp2 answers
+        // about 1,000 resets with GOAWAY, failing the streams in flight (docs/delivery.md). Where
+        // the server does not, every request is simply answered: the invariant holds either way.
+        let server = try LocalHTTP2Server(files: ["empty": []])
+        defer { server.stop() }
+        let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 100, caFile: server.certificatePath))
+        let arena = BodyArena(Array(#"{"aps":{}}"#.utf8))
+        let count = 4000
+        let requests = (0..<count).map {
+            TransportRequest(slot: UInt64($0), url: server.baseURL + "/empty", headerLines: ["content-type: application/json"],
+                             body: arena.slice(0..<arena.pointer.count), bodyOwner: arena)
+        }
+        async let responses = collect(transport, count: count)
+        _ = try await transport.submit(contentsOf: requests)
+        let all = await responses
+        await transport.shutdown()
+        #expect(all.count == count && Set(all.map(\.slot)).count == count)
+        for response in all where response.result != .response {
+            #expect(response.result == .noResponse, "slot \(response.slot): \(response.result) curl \(response.curlCode)")
+            #expect(response.mayHaveBeenDelivered)
+        }
+        #expect(all.allSatisfy { $0.result != .response || $0.status == 200 })
+    }
+}
