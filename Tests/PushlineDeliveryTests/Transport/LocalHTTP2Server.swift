@@ -14,6 +14,19 @@ final class LocalHTTP2Server: @unchecked Sendable {
 
     var baseURL: String { "https://127.0.0.1:\(port)" }
 
+    /// Starts a server on a thread of its own: making the certificate and waiting for the port
+    /// block, and must not hold one of the few threads of Swift's cooperative pool meanwhile.
+    static func start(files: [String: [UInt8]], extraArguments: [String] = [], certificateSubjectAltName: String = "IP:127.0.0.1") async throws -> LocalHTTP2Server {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result {
+                    try LocalHTTP2Server(files: files, extraArguments: extraArguments, certificateSubjectAltName: certificateSubjectAltName)
+                })
+            }
+            thread.start()
+        }
+    }
+
     /// - Parameters:
     ///   - files: document root files, by name.
     ///   - extraArguments: nghttpd options (`--echo-upload`, `--trailer=…`, `-m N`).
@@ -73,7 +86,7 @@ final class LocalHTTP2Server: @unchecked Sendable {
 
     /// The TCP port process `pid` listens on: its socket inodes matched against /proc/net/tcp.
     private static func listeningPort(of pid: Int32) throws -> Int {
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let fdDirectory = "/proc/\(pid)/fd"
             let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: fdDirectory)) ?? []

@@ -3,12 +3,12 @@ import Testing
 @testable import PushlineDelivery
 
 /// The transport against a real HTTP/2 TLS server (nghttpd) on 127.0.0.1.
-@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"))
+@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"), .timeLimit(.minutes(2)))
 struct TransportHTTP2Tests {
     static let okBody = Array(#"{"ok":true}"#.utf8)
 
     @Test func manyRequestsMultiplexOverTheConfiguredConnectionsAndEachCompletesOnceWithItsSlot() async throws {
-        let server = try LocalHTTP2Server(files: ["ok": Self.okBody])
+        let server = try await LocalHTTP2Server.start(files: ["ok": Self.okBody])
         defer { server.stop() }
         let transport = try HTTP2Transport(TransportConfiguration(connections: 2, streamsPerConnection: 50, caFile: server.certificatePath))
         let arena = BodyArena(Array(#"{"aps":{"alert":"hi"}}"#.utf8))
@@ -38,7 +38,7 @@ struct TransportHTTP2Tests {
     }
 
     @Test func oneConnectionCarriesEveryStreamWhenConfiguredSo() async throws {
-        let server = try LocalHTTP2Server(files: ["ok": Self.okBody])
+        let server = try await LocalHTTP2Server.start(files: ["ok": Self.okBody])
         defer { server.stop() }
         let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 100, caFile: server.certificatePath))
         let requests = (0..<500).map { TransportRequest(slot: UInt64($0), method: .get, url: server.baseURL + "/ok") }
@@ -52,7 +52,7 @@ struct TransportHTTP2Tests {
 
     @Test func bodiesReachTheServerUncopiedAndIntact() async throws {
         // --echo-upload answers a POST with its own body: what the server received.
-        let server = try LocalHTTP2Server(files: ["echo": []], extraArguments: ["--echo-upload"])
+        let server = try await LocalHTTP2Server.start(files: ["echo": []], extraArguments: ["--echo-upload"])
         defer { server.stop() }
         let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 20, caFile: server.certificatePath))
         // One arena, many ranges of different lengths (0 included), like a batch's byte arena.
@@ -82,7 +82,7 @@ struct TransportHTTP2Tests {
     @Test func statusAndSelectedHeadersAreReported() async throws {
         // nghttpd sends configured trailers after a body sent without content-length; curl hands
         // them to the header callback like headers, so they stand in for apns-id and retry-after.
-        let server = try LocalHTTP2Server(
+        let server = try await LocalHTTP2Server.start(
             files: ["ok": Self.okBody],
             extraArguments: ["--no-content-length", "--trailer=apns-id: 7C4BB1F3-0F4B-4A8D-9F4C-2E6F0E7F1A11", "--trailer=Retry-After:   120  "]
         )
@@ -113,7 +113,7 @@ struct TransportHTTP2Tests {
 
     @Test func responseBodiesAreBoundedAndTheRestIsDiscardedAndFlagged() async throws {
         let big = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
-        let server = try LocalHTTP2Server(files: ["big": big, "ok": Self.okBody])
+        let server = try await LocalHTTP2Server.start(files: ["big": big, "ok": Self.okBody])
         defer { server.stop() }
         let transport = try HTTP2Transport(TransportConfiguration(caFile: server.certificatePath, maxResponseBodyBytes: 1000))
         async let responses = collect(transport, count: 2)

@@ -3,10 +3,10 @@ import Testing
 @testable import PushlineDelivery
 
 /// Shutdown and backpressure: every taken request completes exactly once, whatever happens.
-@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"))
+@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"), .timeLimit(.minutes(2)))
 struct TransportShutdownTests {
     @Test func cancellingShutdownCompletesEveryRequestOnceAndTakesNoMore() async throws {
-        let server = try LocalHTTP2Server(files: ["ok": Array("{}".utf8)])
+        let server = try await LocalHTTP2Server.start(files: ["ok": Array("{}".utf8)])
         defer { server.stop() }
         let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 100, capacity: 5000, caFile: server.certificatePath))
         let count = 5000
@@ -34,7 +34,7 @@ struct TransportShutdownTests {
     }
 
     @Test func finishingShutdownSendsEverythingAlreadyTaken() async throws {
-        let server = try LocalHTTP2Server(files: ["ok": Array("{}".utf8)])
+        let server = try await LocalHTTP2Server.start(files: ["ok": Array("{}".utf8)])
         defer { server.stop() }
         let transport = try HTTP2Transport(TransportConfiguration(connections: 2, streamsPerConnection: 20, capacity: 2000, caFile: server.certificatePath))
         let requests = (0..<2000).map { TransportRequest(slot: UInt64($0), url: server.baseURL + "/ok") }
@@ -48,7 +48,7 @@ struct TransportShutdownTests {
     }
 
     @Test func aSlowConsumerHoldsAdmissionToTheCapacity() async throws {
-        let server = try LocalHTTP2Server(files: ["ok": Array("{}".utf8)])
+        let server = try await LocalHTTP2Server.start(files: ["ok": Array("{}".utf8)])
         defer { server.stop() }
         let capacity = 40
         let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 10, capacity: capacity, caFile: server.certificatePath))
@@ -81,10 +81,12 @@ struct TransportShutdownTests {
     @Test func shutdownReleasesAProducerWaitingForRoom() async throws {
         let listener = try SilentListener()
         // Nothing completes (the server never answers), so the second submit must wait.
-        let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 2, capacity: 2))
+        // Timeouts far away: these requests can only end by cancellation.
+        let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 2, capacity: 2, connectTimeoutMilliseconds: 600_000))
         let url = "https://127.0.0.1:\(listener.port)/x"
-        _ = try await transport.submit(contentsOf: (0..<2).map { TransportRequest(slot: UInt64($0), url: url) })
-        let waiting = Task { try await transport.submit(contentsOf: (2..<5).map { TransportRequest(slot: UInt64($0), url: url) }) }
+        func request(_ slot: Int) -> TransportRequest { TransportRequest(slot: UInt64(slot), url: url, timeoutMilliseconds: 600_000) }
+        _ = try await transport.submit(contentsOf: (0..<2).map(request))
+        let waiting = Task { try await transport.submit(contentsOf: (2..<5).map(request)) }
         try await Task.sleep(for: .milliseconds(100))
         await transport.shutdown(.cancelInFlight)
         #expect(try await waiting.value == 0)
@@ -96,13 +98,13 @@ struct TransportShutdownTests {
 }
 
 /// Streams ended by the server: never reported as answered.
-@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"))
+@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"), .timeLimit(.minutes(2)))
 struct TransportLostStreamTests {
     @Test func streamsLostToAGoawayAreNoResponseAndMayHaveBeenDelivered() async throws {
         // An empty 200 makes libcurl 7.88 reset each finished stream; Debian's nghttp2 answers
         // about 1,000 resets with GOAWAY, failing the streams in flight (docs/delivery.md). Where
         // the server does not, every request is simply answered: the invariant holds either way.
-        let server = try LocalHTTP2Server(files: ["empty": []])
+        let server = try await LocalHTTP2Server.start(files: ["empty": []])
         defer { server.stop() }
         let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 100, caFile: server.certificatePath))
         let arena = BodyArena(Array(#"{"aps":{}}"#.utf8))
