@@ -111,6 +111,24 @@ struct TransportHTTP2Tests {
         #expect(missing.result == .response && missing.status == 404)
     }
 
+    @Test func headerValuesOverTheBoundAreReportedAbsentNotCut() async throws {
+        let atBound = String(repeating: "a", count: 256)
+        let overBound = String(repeating: "b", count: 257)
+        let server = try await LocalHTTP2Server.start(
+            files: ["ok": Self.okBody],
+            extraArguments: ["--no-content-length", "--trailer=retry-after: \(atBound)", "--trailer=apns-id: \(overBound)"]
+        )
+        defer { server.stop() }
+        let transport = try HTTP2Transport(TransportConfiguration(caFile: server.certificatePath, maxHeaderValueBytes: 256))
+        async let responses = collect(transport, count: 1)
+        try await transport.submit(TransportRequest(slot: 1, method: .get, url: server.baseURL + "/ok"))
+        let response = try #require(await responses.first)
+        await transport.shutdown()
+        #expect(response.status == 200)
+        #expect(response.headers["retry-after"] == atBound)
+        #expect(response.headers["apns-id"] == nil)
+    }
+
     @Test func responseBodiesAreBoundedAndTheRestIsDiscardedAndFlagged() async throws {
         let big = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
         let server = try await LocalHTTP2Server.start(files: ["big": big, "ok": Self.okBody])
