@@ -21,8 +21,8 @@ let package = Package(
         .library(name: "PushlineTemplates", targets: ["PushlineTemplates"]),
         .library(name: "PushlineEncoding", targets: ["PushlineEncoding"]),
         .library(name: "PushlineIO", targets: ["PushlineIO"]),
-        .library(name: "PushlineRuntime", targets: ["PushlineRuntime"]),
         .library(name: "PushlineDelivery", targets: ["PushlineDelivery"]),
+        .library(name: "PushlineRuntime", targets: ["PushlineRuntime"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -42,20 +42,20 @@ let package = Package(
         .target(name: "PushlineTemplates", dependencies: ["PushlineCore"], swiftSettings: strict),
         .target(name: "PushlineEncoding", dependencies: ["PushlineCore", "PushlineTemplates"], swiftSettings: strict),
 
-        // Delivery: provider auth (APNs JWT, FCM OAuth), rate and retry policy, response
-        // classification; pure values driven by an injected clock.
+        // I/O.
+        .target(name: "PushlineIO", dependencies: ["PushlineCore", "CZlib"], swiftSettings: strict),
+        // Delivery: HTTP/2 transport on libcurl multi (Transport/), provider auth (APNs JWT, FCM
+        // OAuth), rate and retry policy, response classification (docs/delivery.md). The policy
+        // parts are pure values driven by an injected clock.
         .target(
             name: "PushlineDelivery",
             dependencies: [
-                "PushlineCore",
+                "PushlineCore", "CCurl",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
-
-        // I/O.
-        .target(name: "PushlineIO", dependencies: ["PushlineCore", "CZlib"], swiftSettings: strict),
         .target(
             name: "PushlineRuntime",
             dependencies: [
@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "PushlineDeliveryTests",
             dependencies: [
-                "PushlineDelivery", "PushlineCore",
+                "PushlineDelivery", "PushlineCore", "PushlineTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

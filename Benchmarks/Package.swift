@@ -42,6 +42,13 @@ let package = Package(
             path: "Benchmarks/EncodingBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The transport alone against a local HTTP/2 server; compared with Benchmarks/curl-loop and
+        // h2load by scripts/benchmark-send. A plain executable: it measures a whole run.
+        .executableTarget(
+            name: "TransportLoop",
+            dependencies: [.product(name: "PushlineDelivery", package: "pushline")],
+            path: "Benchmarks/TransportLoop"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

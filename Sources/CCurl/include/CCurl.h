@@ -1,10 +1,16 @@
 #ifndef CCURL_H
 #define CCURL_H
-// Typed wrappers for libcurl's variadic setters: Swift cannot call C variadics, so each argument
-// kind gets one wrapper. Nothing else lives here.
+// Typed wrappers for libcurl's variadic setters and getters: Swift cannot call C variadics, so
+// each C argument kind gets one wrapper. Nothing else lives here (no logic in C); the
+// non-variadic calls (curl_multi_poll, curl_multi_wakeup, curl_multi_info_read...) are called
+// from Swift directly.
 #include <curl/curl.h>
 
+// curl_easy_setopt, one per argument kind.
 static inline CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode ccurl_easy_setopt_offset(CURL *handle, CURLoption option, curl_off_t value) {
     return curl_easy_setopt(handle, option, value);
 }
 static inline CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
@@ -16,12 +22,27 @@ static inline CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option
 static inline CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
     return curl_easy_setopt(handle, option, value);
 }
+static inline CURLcode ccurl_easy_setopt_blob(CURL *handle, CURLoption option, struct curl_blob *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+// Write and header callbacks share this C type.
 static inline CURLcode ccurl_easy_setopt_write_callback(CURL *handle, CURLoption option, curl_write_callback value) {
     return curl_easy_setopt(handle, option, value);
 }
+
+// curl_easy_getinfo, one per result kind.
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode ccurl_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+// CURLINFO_PRIVATE is documented as char * but holds whatever CURLOPT_PRIVATE was given.
+static inline CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+// curl_multi_setopt.
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }

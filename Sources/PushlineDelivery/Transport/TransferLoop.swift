@@ -1,0 +1,328 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// The transfer thread: one libcurl multi handle, driven as
+/// perform → info_read → publish completions → admit from our queue → poll.
+///
+/// Everything but `shared` is confined to this thread; producers reach it only through the lock
+/// and `curl_multi_wakeup` (the one multi call libcurl allows from another thread).
+final class TransferLoop: @unchecked Sendable {
+    let shared: Mutex<TransportState>
+    let multi: UnsafeMutableRawPointer
+    private let configuration: TransportConfiguration
+    private let limits: SlotLimits
+    private let trustAnchors: TrustAnchors?
+    private var slots: [TransferSlot] = []
+    private var freeSlots: [TransferSlot] = []
+    /// Slots whose transfer is in curl's hands, for cancellation.
+    private var active: [ObjectIdentifier: TransferSlot] = [:]
+    private var batch: [TransportResponse] = []
+
+    init(configuration: TransportConfiguration, trustAnchors: TrustAnchors?) throws(TransportError) {
+        guard CurlGlobal.initialised else { throw TransportError.curlSetup("curl_global_init failed") }
+        guard let multi = curl_multi_init() else { throw TransportError.curlSetup("curl_multi_init failed") }
+        self.multi = multi
+        self.configuration = configuration
+        self.trustAnchors = trustAnchors
+        shared = Mutex(TransportState(capacity: configuration.capacity))
+        limits = SlotLimits(
+            maxBodyBytes: configuration.maxResponseBodyBytes,
+            capturedNames: configuration.capturedHeaderNames.map { Array($0.lowercased().utf8) },
+            maxHeaderValueBytes: configuration.maxHeaderValueBytes
+        )
+        let options: [(CURLMoption, Int)] = [
+            (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
+            (CURLMOPT_MAX_HOST_CONNECTIONS, configuration.connections),
+            (CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection),
+            // Keep every allowed connection cached when idle between bursts.
+            (CURLMOPT_MAXCONNECTS, configuration.connections),
+        ]
+        for (option, value) in options where ccurl_multi_setopt_long(multi, option, value) != CURLM_OK {
+            curl_multi_cleanup(multi)
+            throw TransportError.curlSetup("curl_multi_setopt \(option.rawValue) refused")
+        }
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        var running: Int32 = 0
+        while true {
+            curl_multi_perform(multi, &running)
+            readCompletions()
+            let phase = publish(finished: false)
+            if phase == .cancelling { cancelEverything() }
+            let queueEmpty = admit()
+            if phase != .running, queueEmpty, active.isEmpty { break }
+            // curl's own timers (timeouts, connects) shorten this wait as needed.
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        _ = publish(finished: true)
+        close()
+    }
+
+    /// Turns every finished transfer into a response for this loop's batch.
+    private func readCompletions() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var pointer: UnsafeMutableRawPointer?
+            guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
+            finish(TransferSlot.from(pointer), code: Int32(bitPattern: code.rawValue), cancelled: false)
+        }
+    }
+
+    private func finish(_ slot: TransferSlot, code: Int32, cancelled: Bool) {
+        curl_multi_remove_handle(multi, slot.easy)
+        active[ObjectIdentifier(slot)] = nil
+        batch.append(response(for: slot, code: code, cancelled: cancelled))
+        slot.release()
+        freeSlots.append(slot)
+    }
+
+    private func response(for slot: TransferSlot, code: Int32, cancelled: Bool) -> TransportResponse {
+        let easy = slot.easy
+        var status = 0, version = 0, requestSize = 0, connects = 0
+        var uploaded: curl_off_t = 0, pretransfer: curl_off_t = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestSize)
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        _ = ccurl_easy_getinfo_offset(easy, CURLINFO_SIZE_UPLOAD_T, &uploaded)
+        _ = ccurl_easy_getinfo_offset(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
+        if connects > 0 { connectionsOpenedSinceLastPublish += connects }
+        // Written at least in part, or answered: a resend may duplicate it. Pretransfer time is
+        // set just before curl starts sending the request on its stream.
+        let mayHaveBeenDelivered = status > 0 || uploaded > 0 || requestSize > 0 || pretransfer > 0
+        let result: TransportResult
+        if cancelled {
+            result = .cancelled
+        } else if code == Int32(CURLE_OK.rawValue), status > 0 {
+            result = .response
+        } else if code == Int32(CURLE_OPERATION_TIMEDOUT.rawValue) {
+            result = .timedOut
+        } else if code == Int32(CURLE_OK.rawValue) || mayHaveBeenDelivered {
+            // libcurl 7.88 reports a reset stream or a GOAWAY as CURLE_OK with status 0.
+            result = .noResponse
+        } else {
+            result = .failed
+        }
+        let headers: CapturedHeaders
+        if slot.anyHeaderCaptured {
+            headers = CapturedHeaders(
+                names: configuration.capturedHeaderNames,
+                values: slot.headerValues.map { $0.map { String(decoding: $0, as: UTF8.self) } }
+            )
+        } else {
+            headers = .none(configuration.capturedHeaderNames)
+        }
+        return TransportResponse(
+            slot: slot.request?.slot ?? 0,
+            result: result,
+            status: status,
+            headers: headers,
+            body: slot.body.isEmpty ? [] : Array(slot.body),
+            bodyTruncated: slot.bodyTruncated,
+            curlCode: code,
+            mayHaveBeenDelivered: mayHaveBeenDelivered,
+            httpVersion: version
+        )
+    }
+
+    private var connectionsOpenedSinceLastPublish = 0
+
+    /// Hands this loop's completions over (to a waiting consumer directly) and reads the phase.
+    private func publish(finished: Bool) -> TransportState.Phase {
+        let completions = batch
+        batch.removeAll(keepingCapacity: true)
+        let opened = connectionsOpenedSinceLastPublish
+        connectionsOpenedSinceLastPublish = 0
+        var handOver: (CheckedContinuation<[TransportResponse]?, Never>, [TransportResponse]?)?
+        var resumed: [CheckedContinuation<Void, Never>] = []
+        let phase = shared.withLock { state in
+            state.inFlight -= completions.count
+            state.completedCount &+= UInt64(completions.count)
+            state.connectionsOpened += opened
+            state.completed.append(contentsOf: completions)
+            if finished { state.loopFinished = true }
+            if let consumer = state.consumer, !state.completed.isEmpty || state.loopFinished {
+                state.consumer = nil
+                if state.completed.isEmpty {
+                    handOver = (consumer, nil)
+                } else {
+                    let taken = state.takeCompleted()
+                    handOver = (consumer, taken.batch)
+                    resumed = taken.resumed
+                }
+            }
+            return state.phase
+        }
+        if let (consumer, value) = handOver { consumer.resume(returning: value) }
+        for producer in resumed { producer.resume() }
+        return phase
+    }
+
+    /// Hands queued requests to curl while transfers are below the concurrency; returns whether
+    /// the queue is empty.
+    private func admit() -> Bool {
+        let maxInFlight = configuration.maxInFlight
+        var admitted: [TransportRequest] = []
+        let queueEmpty = shared.withLock { state in
+            state.wakePending = false
+            while state.inFlight < maxInFlight, let request = state.queue.popFirst() {
+                admitted.append(request)
+                state.inFlight += 1
+            }
+            return state.queue.isEmpty
+        }
+        for request in admitted { start(request) }
+        return queueEmpty
+    }
+
+    private func start(_ request: TransportRequest) {
+        let slot: TransferSlot
+        if let free = freeSlots.popLast() {
+            slot = free
+        } else if let fresh = makeSlot() {
+            slot = fresh
+        } else {
+            batch.append(Self.unsent(request, code: Int32(CURLE_OUT_OF_MEMORY.rawValue)))
+            return
+        }
+        slot.request = request
+        slot.resetResponse()
+        let code = configure(slot, for: request)
+        guard code == CURLE_OK, curl_multi_add_handle(multi, slot.easy) == CURLM_OK else {
+            let failure = code == CURLE_OK ? CURLE_FAILED_INIT : code
+            slot.release()
+            freeSlots.append(slot)
+            batch.append(Self.unsent(request, code: Int32(bitPattern: failure.rawValue)))
+            return
+        }
+        active[ObjectIdentifier(slot)] = slot
+    }
+
+    static func unsent(_ request: TransportRequest, code: Int32, result: TransportResult = .failed) -> TransportResponse {
+        TransportResponse(
+            slot: request.slot, result: result, status: 0, headers: .none([]), body: [],
+            bodyTruncated: false, curlCode: code, mayHaveBeenDelivered: false, httpVersion: 0
+        )
+    }
+
+    // MARK: - Easy handles
+
+    private func makeSlot() -> TransferSlot? {
+        guard let easy = curl_easy_init() else { return nil }
+        let slot = TransferSlot(easy: easy, limits: limits)
+        var ok = true
+        func set(_ option: CURLoption, _ value: Int) { ok = ok && ccurl_easy_setopt_long(easy, option, value) == CURLE_OK }
+        set(CURLOPT_NOSIGNAL, 1)
+        // Wait for a connection that can multiplex rather than open one per transfer.
+        set(CURLOPT_PIPEWAIT, 1)
+        // HTTP/2 negotiated by ALPN over TLS only: 7.88's h2c prior knowledge breaks on reuse.
+        set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        set(CURLOPT_SSL_VERIFYPEER, 1)
+        set(CURLOPT_SSL_VERIFYHOST, 2)
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
+        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK
+        if let trustAnchors {
+            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, trustAnchors.bundlePath) == CURLE_OK
+        }
+        ok = ok && ccurl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, transferSlotWriteBody) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, slot.opaque) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, transferSlotHeaderLine) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, slot.opaque) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, slot.opaque) == CURLE_OK
+        guard ok else {
+            curl_easy_cleanup(easy)
+            return nil
+        }
+        slots.append(slot)
+        return slot
+    }
+
+    /// The per-request options; the body is passed without a copy.
+    private func configure(_ slot: TransferSlot, for request: TransportRequest) -> CURLcode {
+        let easy = slot.easy
+        var code = request.url.withCString { ccurl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+        guard code == CURLE_OK else { return code }
+        if request.method == .get {
+            code = ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil)
+            if code == CURLE_OK { code = ccurl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1) }
+        } else {
+            // The size first: with POSTFIELDS alone curl would measure the body with strlen.
+            code = ccurl_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
+            if code == CURLE_OK {
+                let bytes = request.body.baseAddress ?? UnsafeRawPointer(emptyBody)
+                code = ccurl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes))
+            }
+            if code == CURLE_OK {
+                code = request.method == .post
+                    ? ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil)
+                    : request.method.name.withCString { ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+            }
+        }
+        guard code == CURLE_OK else { return code }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in request.headerLines {
+            guard let appended = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
+                return CURLE_OUT_OF_MEMORY
+            }
+            list = appended
+        }
+        slot.headerList = list
+        code = ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
+        guard code == CURLE_OK else { return code }
+        code = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
+        return code
+    }
+
+    /// What an empty body points at: curl needs a non-null POSTFIELDS even for 0 bytes.
+    private let emptyBody: UnsafeMutableRawPointer = {
+        let pointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+        pointer.storeBytes(of: 0, as: UInt8.self)
+        return pointer
+    }()
+
+    // MARK: - Shutdown
+
+    /// Cancels what is queued and what is in flight, each with a `.cancelled` completion.
+    private func cancelEverything() {
+        let queued = shared.withLock { state in
+            var taken: [TransportRequest] = []
+            while let request = state.queue.popFirst() { taken.append(request) }
+            // Counted as in flight until published, like any other completion.
+            state.inFlight += taken.count
+            return taken
+        }
+        for request in queued {
+            batch.append(Self.unsent(request, code: Int32(CURLE_ABORTED_BY_CALLBACK.rawValue), result: .cancelled))
+        }
+        for slot in Array(active.values) {
+            finish(slot, code: Int32(CURLE_ABORTED_BY_CALLBACK.rawValue), cancelled: true)
+        }
+        if !batch.isEmpty { _ = publish(finished: false) }
+    }
+
+    private func close() {
+        // No producer may wake the multi handle once it is freed.
+        shared.withLock { $0.multiClosed = true }
+        for slot in slots { curl_easy_cleanup(slot.easy) }
+        slots = []
+        freeSlots = []
+        curl_multi_cleanup(multi)
+        trustAnchors?.remove()
+        emptyBody.deallocate()
+        let joiners = shared.withLock { state in
+            state.loopJoined = true
+            let joiners = state.joinWaiters
+            state.joinWaiters = []
+            return joiners
+        }
+        for joiner in joiners { joiner.resume() }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The CA bundle a transport verifies servers against when `ca_file` is configured.
+///
+/// `CURLOPT_CAINFO` replaces libcurl's default bundle, so pointing it at `ca_file` alone would
+/// stop trusting the public roots. We write one combined PEM file instead: the system bundle
+/// libcurl was built with, then `ca_file`, and give that to `CURLOPT_CAINFO` (the system CA
+/// directory, `CURLOPT_CAPATH`, stays as built). A file rather than `CURLOPT_CAINFO_BLOB`:
+/// libcurl compares blobs byte by byte each time it considers reusing a connection and does not
+/// cache a blob's parsed store, while a path is compared as a short string and its store is
+/// cached per multi handle. The file is private to the process (0600, exclusive create) and
+/// removed when the transport shuts down.
+final class TrustAnchors: Sendable {
+    let bundlePath: String
+
+    private static let maxFileBytes = 8 << 20
+
+    init(caFile: String, systemBundlePath: String?) throws(TransportError) {
+        let extra = try Self.readPEM(caFile)
+        var combined: [UInt8] = []
+        if let systemBundlePath, let system = try? Self.readPEM(systemBundlePath) {
+            combined.append(contentsOf: system)
+            combined.append(UInt8(ascii: "\n"))
+        }
+        combined.append(contentsOf: extra)
+        combined.append(UInt8(ascii: "\n"))
+        bundlePath = try Self.writePrivateFile(combined)
+    }
+
+    func remove() { unlink(bundlePath) }
+
+    private static func readPEM(_ path: String) throws(TransportError) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw TransportError.trustAnchors(path: path, problem: "cannot be read")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.read(upToCount: maxFileBytes + 1) ?? Data() } catch {
+            throw TransportError.trustAnchors(path: path, problem: "cannot be read")
+        }
+        guard data.count <= maxFileBytes else {
+            throw TransportError.trustAnchors(path: path, problem: "larger than \(maxFileBytes) bytes")
+        }
+        let bytes = [UInt8](data)
+        guard bytes.firstRange(of: Array("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
+            throw TransportError.trustAnchors(path: path, problem: "holds no PEM certificate")
+        }
+        return bytes
+    }
+
+    private static func writePrivateFile(_ bytes: [UInt8]) throws(TransportError) -> String {
+        let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        for _ in 0..<8 {
+            let path = "\(directory)/pushline-ca-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).pem"
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd < 0 {
+                if errno == EEXIST { continue }
+                throw TransportError.trustAnchors(path: path, problem: "cannot create the combined bundle (errno \(errno))")
+            }
+            defer { close(fd) }
+            var written = 0
+            while written < bytes.count {
+                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+                if n <= 0 {
+                    unlink(path)
+                    throw TransportError.trustAnchors(path: path, problem: "cannot write the combined bundle")
+                }
+                written += n
+            }
+            return path
+        }
+        throw TransportError.trustAnchors(path: directory, problem: "cannot create a unique combined bundle")
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// A real HTTP/2 TLS server for the transport tests: Debian's `nghttpd` on 127.0.0.1 with an
+/// ephemeral port and a certificate made here with `openssl req -x509`. It serves the files of
+/// its document root for any method (404 for missing ones).
+final class LocalHTTP2Server: @unchecked Sendable {
+    static let binary = "/usr/sbin/nghttpd"
+    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: binary) }
+
+    let directory: URL
+    let certificatePath: String
+    let port: Int
+    private let process: Process
+
+    var baseURL: String { "https://127.0.0.1:\(port)" }
+
+    /// Starts a server on a thread of its own: making the certificate and waiting for the port
+    /// block, and must not hold one of the few threads of Swift's cooperative pool meanwhile.
+    static func start(files: [String: [UInt8]], extraArguments: [String] = [], certificateSubjectAltName: String = "IP:127.0.0.1") async throws -> LocalHTTP2Server {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result {
+                    try LocalHTTP2Server(files: files, extraArguments: extraArguments, certificateSubjectAltName: certificateSubjectAltName)
+                })
+            }
+            thread.start()
+        }
+    }
+
+    /// - Parameters:
+    ///   - files: document root files, by name.
+    ///   - extraArguments: nghttpd options (`--echo-upload`, `--trailer=…`, `-m N`).
+    ///   - certificateSubjectAltName: the certificate's SAN (IP:127.0.0.1 unless a test wants a
+    ///     name that does not match).
+    init(files: [String: [UInt8]], extraArguments: [String] = [], certificateSubjectAltName: String = "IP:127.0.0.1") throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-h2-\(UUID().uuidString)")
+        let root = directory.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        for (name, bytes) in files { try Data(bytes).write(to: root.appendingPathComponent(name)) }
+        let key = directory.appendingPathComponent("key.pem").path
+        certificatePath = directory.appendingPathComponent("cert.pem").path
+        try Self.makeCertificate(key: key, certificate: certificatePath, subjectAltName: certificateSubjectAltName)
+
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        // Port 0: the kernel picks a free one; it is read back from /proc below.
+        process.arguments = ["-a", "127.0.0.1", "-d", root.path] + extraArguments + ["0", key, certificatePath]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        do {
+            port = try Self.listeningPort(of: process.processIdentifier)
+        } catch {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw error
+        }
+    }
+
+    /// SIGKILL: the server inherits the test process's signal mask, in which SIGTERM is blocked.
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+
+    /// Makes a self-signed certificate (P-256) valid for `subjectAltName`.
+    static func makeCertificate(key: String, certificate: String, subjectAltName: String) throws {
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=pushline-test",
+            "-addext", "subjectAltName=\(subjectAltName)",
+        ]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        guard openssl.terminationStatus == 0 else { throw ServerError("openssl req -x509 failed") }
+    }
+
+    /// The TCP port process `pid` listens on: its socket inodes matched against /proc/net/tcp.
+    private static func listeningPort(of pid: Int32) throws -> Int {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let fdDirectory = "/proc/\(pid)/fd"
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: fdDirectory)) ?? []
+            let inodes = Set(descriptors.compactMap { fd -> String? in
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDirectory)/\(fd)"),
+                      target.hasPrefix("socket:[") else { return nil }
+                return String(target.dropFirst(8).dropLast())
+            })
+            if let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) {
+                for line in table.split(separator: "\n").dropFirst() {
+                    let fields = line.split(separator: " ")
+                    // sl local_address rem_address st ... inode (field 9); 0A = LISTEN.
+                    guard fields.count > 9, fields[3] == "0A", inodes.contains(String(fields[9])) else { continue }
+                    let local = fields[1].split(separator: ":")
+                    if local.count == 2, let port = Int(local[1], radix: 16) { return port }
+                }
+            }
+            usleep(20_000)
+        }
+        throw ServerError("nghttpd did not start listening")
+    }
+
+    struct ServerError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import PushlineDelivery
+
+struct TransportConfigurationTests {
+    @Test(arguments: [
+        TransportConfiguration(connections: 0),
+        TransportConfiguration(connections: 2_000),
+        TransportConfiguration(streamsPerConnection: 0),
+        TransportConfiguration(connections: 2, streamsPerConnection: 100, capacity: 199 - 100),
+        TransportConfiguration(maxResponseBodyBytes: -1),
+        TransportConfiguration(capturedHeaderNames: [""]),
+        TransportConfiguration(connectTimeoutMilliseconds: -5),
+    ])
+    func outOfRangeSettingsAreRefused(configuration: TransportConfiguration) {
+        #expect(throws: TransportError.self) { try HTTP2Transport(configuration) }
+    }
+
+    @Test func theDefaultCapacityIsTwiceTheConcurrency() {
+        #expect(TransportConfiguration(connections: 3, streamsPerConnection: 50).capacity == 300)
+    }
+
+    @Test func aMissingOrNonPEMCAFileIsRefusedNamingIt() throws {
+        #expect(throws: TransportError.trustAnchors(path: "/nonexistent/ca.pem", problem: "cannot be read")) {
+            try HTTP2Transport(TransportConfiguration(caFile: "/nonexistent/ca.pem"))
+        }
+        let notPEM = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-not-pem-\(UUID().uuidString)")
+        try Data("not a certificate".utf8).write(to: notPEM)
+        defer { try? FileManager.default.removeItem(at: notPEM) }
+        #expect(throws: TransportError.trustAnchors(path: notPEM.path, problem: "holds no PEM certificate")) {
+            try HTTP2Transport(TransportConfiguration(caFile: notPEM.path))
+        }
+    }
+
+    @Test func theCAFileIsAddedToTheSystemBundleNotSubstitutedForIt() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let system = directory.appendingPathComponent("system.pem")
+        let extra = directory.appendingPathComponent("extra.pem")
+        try LocalHTTP2Server.makeCertificate(key: directory.appendingPathComponent("k1").path, certificate: system.path, subjectAltName: "DNS:a.example")
+        try LocalHTTP2Server.makeCertificate(key: directory.appendingPathComponent("k2").path, certificate: extra.path, subjectAltName: "DNS:b.example")
+        let anchors = try TrustAnchors(caFile: extra.path, systemBundlePath: system.path)
+        defer { anchors.remove() }
+        let combined = try String(contentsOfFile: anchors.bundlePath, encoding: .utf8)
+        let systemText = try String(contentsOf: system, encoding: .utf8)
+        let extraText = try String(contentsOf: extra, encoding: .utf8)
+        #expect(combined == systemText + "\n" + extraText + "\n")
+        let attributes = try FileManager.default.attributesOfItem(atPath: anchors.bundlePath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        anchors.remove()
+        #expect(!FileManager.default.fileExists(atPath: anchors.bundlePath))
+    }
+
+    @Test func libcurlNamesItsDefaultBundleSoTheSystemRootsStayTrusted() {
+        // Debian's libcurl is built with --with-ca-bundle; without it the combined bundle would
+        // hold only ca_file (CURLOPT_CAPATH still holds the system roots then).
+        #expect(CurlGlobal.defaultCABundlePath != nil)
+    }
+
+    @Test func malformedRequestsAreRefusedBeforeAnyIsTaken() async throws {
+        let transport = try HTTP2Transport(TransportConfiguration())
+        let good = TransportRequest(slot: 1, url: "https://127.0.0.1:1/x")
+        await #expect(throws: TransportError.self) {
+            _ = try await transport.submit(contentsOf: [good, TransportRequest(slot: 2, url: "https://127.0.0.1:1/x", headerLines: ["a: b\r\nx-injected: 1"])])
+        }
+        await #expect(throws: TransportError.self) {
+            try await transport.submit(TransportRequest(slot: 3, url: "https://127.0.0.1:1/x", timeoutMilliseconds: -1))
+        }
+        #expect(transport.counters.submitted == 0)
+        await transport.shutdown()
+    }
+}
