@@ -93,18 +93,18 @@ public struct CampaignEncoder: Sendable {
                 context.device = device.object
                 do throws(EncodeFailure) {
                     guard let routeID else { throw EncodeFailure(.noRoute(device, Self.missingSettings(device))) }
+                    // Before the recipient id when this device writes it, so a failure drops it too.
+                    let mark = batch.index.arena.count
                     if recipient == nil {
-                        let start = batch.index.arena.count
                         batch.index.arena.resetSeparator()
                         RequestLine.writeRaw(record.id, into: &batch.index.arena)
-                        recipient = try .checked(start, batch.index.arena.count)
+                        recipient = try .checked(mark, batch.index.arena.count)
                     }
-                    let mark = batch.index.arena.count
                     let parts: RequestParts
                     do throws(EncodeFailure) {
                         parts = try encodeDevice(device, route: routeID, context: &context, into: &batch.index.arena)
                     } catch {
-                        // Keep the recipient id (later devices of the line share it), drop the rest.
+                        if recipient?.start == mark { recipient = nil }
                         batch.index.arena.truncate(to: mark, needsComma: false)
                         throw error
                     }
