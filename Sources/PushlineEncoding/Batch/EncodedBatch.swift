@@ -12,6 +12,8 @@ public struct EncodedBatch: Sendable {
     public var rejects: JSONWriter
     /// Dry-run request lines per provider (by `Provider.ordinal`), once rendered from the index.
     public var dryRunLines: [JSONWriter]
+    /// Entries of `index` already rendered into `dryRunLines`.
+    public internal(set) var renderedEntries = 0
     /// Counts other than the per-provider request tallies (kept apart on the hot path).
     var baseCounts = RunCounts()
     /// Requests encoded per provider, by `Provider.ordinal`: an array add per device instead of
@@ -84,6 +86,7 @@ public struct EncodedBatch: Sendable {
     public mutating func removeAll(sequence: Int) {
         self.sequence = sequence
         index.removeAll()
+        renderedEntries = 0
         for i in dryRunLines.indices { dryRunLines[i].removeAll() }
         rejects.removeAll()
         baseCounts = RunCounts()
@@ -105,9 +108,11 @@ public struct EncodedBatch: Sendable {
         Mark(entries: index.count, arena: index.arena.count, rejects: rejects.count, baseCounts: baseCounts, requestTally: requestTally)
     }
 
-    /// Drops every request, reject and count added since `mark`.
+    /// Drops every request, reject and count added since `mark` (entries rendered since are not
+    /// undone: render only lines that encoded).
     public mutating func rollBack(to mark: Mark) {
         index.truncate(entries: mark.entries, arenaBytes: mark.arena)
+        renderedEntries = min(renderedEntries, mark.entries)
         if rejects.count > mark.rejects { rejects.truncate(to: mark.rejects, needsComma: false) }
         baseCounts = mark.baseCounts
         requestTally = mark.requestTally

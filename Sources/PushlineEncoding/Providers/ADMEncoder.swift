@@ -17,7 +17,7 @@ enum ADMEncoder {
         w.resetSeparator()
         let bodyStart = w.count
         w.beginObject()
-        w.writeKey("data")
+        w.writeKey("data" as StaticString)
         // ADM's 6 KB limit applies to the data map.
         parts.truncated = try PayloadFitting.write(
             into: &w, context: &context, limit: plan.dataLimit, policy: policy, provider: .adm, size: { $0 }
@@ -27,12 +27,12 @@ enum ADMEncoder {
         if let key = plan.consolidationKey {
             try key.renderRaw(record: context.record, into: &context.scratch)
             if !context.scratch.bytes.isEmpty {
-                w.writeKey("consolidationKey")
+                w.writeKey("consolidationKey" as StaticString)
                 w.writeString(utf8: context.scratch.bytes)
             }
         }
         if let expires = plan.expiresAfter {
-            w.writeKey("expiresAfter")
+            w.writeKey("expiresAfter" as StaticString)
             w.writeInt(expires)
         }
         w.endObject()

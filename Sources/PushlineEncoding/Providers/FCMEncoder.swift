@@ -24,7 +24,7 @@ enum FCMEncoder {
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
             w.beginObject()
             let tokenStart = w.count
-            w.writeKey("token")
+            w.writeKey("token" as StaticString)
             // Validated as letters, digits, '-', '_' and ':': nothing to escape.
             w.beginRawValue()
             w.appendRaw("\"")

@@ -26,9 +26,9 @@ enum WebhookEncoder {
         w.resetSeparator()
         let bodyStart = w.count
         w.beginObject()
-        w.writeKey("channel")
+        w.writeKey("channel" as StaticString)
         w.writeString(plan.channel)
-        w.writeKey("to")
+        w.writeKey("to" as StaticString)
         RequestLine.writeRaw(device.address, into: &w)
         for field in plan.fields {
             switch field {

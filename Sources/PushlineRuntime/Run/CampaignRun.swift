@@ -46,7 +46,7 @@ public struct CampaignRun: Sendable {
 
     /// Batches admitted and not settled at most: one per worker, one in each channel hand-off,
     /// a few held by the sink for reordering.
-    public static func batchWindow(workers: Int) -> Int { workers + 4 }
+    public static func batchWindow(workers: Int) -> Int { 2 * workers + 4 }
 
     public func run() async -> RunReport {
         await run(encoder: CampaignEncoder(campaign: pipeline.campaign))

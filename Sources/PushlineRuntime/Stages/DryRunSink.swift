@@ -46,7 +46,7 @@ public actor DryRunSink: RequestSink {
     }
 
     private let executor: DedicatedThreadExecutor
-    private let routes: RouteTable
+    private let renderer: DryRunRenderer
     private let providers: [Provider]
     private let folder: String
     private let gzip: Bool
@@ -57,17 +57,16 @@ public actor DryRunSink: RequestSink {
     /// `routes`: the campaign's route table; one `requests-<provider>` file per provider it reaches.
     public init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, logger: Logger) {
         self.executor = executor
-        self.routes = routes
+        self.renderer = DryRunRenderer(routes: routes)
         self.providers = routes.providers
         self.folder = folder
         self.gzip = gzip
         self.logger = logger
     }
 
-    /// Renders the batch's request lines from its index, on the worker (measured: rendering on
-    /// the workers keeps the dry run's speed; on the sink's one thread it did not).
+    /// Renders the batch's request lines from its index, on the encode worker (docs/benchmarks.md).
     public nonisolated func prepare(_ batch: inout EncodedBatch) {
-        batch.renderDryRunLines(routes: routes)
+        renderer.render(&batch)
     }
 
     public func run(input: AsyncChannel<EncodedBatch>, settlement: BatchSettlement, recycle pool: BatchPool? = nil) async throws(SinkError) -> SinkReport {

@@ -12,7 +12,7 @@ public import AsyncAlgorithms
 /// accounted as `internal_error` rejects (see `LineFailure`) and the batch goes on, so the sink
 /// always gets every sequence number and the run reconciles.
 public enum EncodeStage {
-    /// `sink.prepare` runs on the worker after each batch (the dry run renders its lines there).
+    /// `sink.prepare` runs on the worker once a batch is encoded (the dry run renders its lines there).
     public static func run<Encoder: LineEncoding, Sink: RequestSink>(
         encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64, sink: Sink,
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
@@ -24,12 +24,12 @@ public enum EncodeStage {
                     for await numbered in input {
                         var encoded = pool.take(sequence: numbered.sequence)
                         do {
-                            try encode(numbered.lines, with: encoder, context: &context, into: &encoded)
+                            try encode(numbered.lines, with: encoder, context: &context, sink: sink, into: &encoded)
                         } catch {
                             // Slow path, only after a failure: start the batch again, guarding
                             // each line so the failing ones are accounted and the rest written.
                             encoded.removeAll(sequence: numbered.sequence)
-                            encodeGuarded(numbered.lines, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, into: &encoded)
+                            encodeGuarded(numbered.lines, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, sink: sink, into: &encoded)
                         }
                         sink.prepare(&encoded)
                         await output.send(encoded)
@@ -55,8 +55,8 @@ public enum EncodeStage {
     }
 
     /// The fast path: every line straight into the batch.
-    private static func encode<Encoder: LineEncoding>(
-        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, into encoded: inout EncodedBatch
+    private static func encode<Encoder: LineEncoding, Sink: RequestSink>(
+        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, sink: Sink, into encoded: inout EncodedBatch
     ) throws {
         begin(batch, with: encoder, into: &encoded)
         for line in batch.lines {
@@ -66,8 +66,8 @@ public enum EncodeStage {
 
     /// Each line guarded: a failing line's partial output and counts are rolled back, and its
     /// devices become `internal_error` rejects.
-    private static func encodeGuarded<Encoder: LineEncoding>(
-        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, maxJSONDepth: Int, into encoded: inout EncodedBatch
+    private static func encodeGuarded<Encoder: LineEncoding, Sink: RequestSink>(
+        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, maxJSONDepth: Int, sink: Sink, into encoded: inout EncodedBatch
     ) {
         begin(batch, with: encoder, into: &encoded)
         for line in batch.lines {

@@ -8,7 +8,8 @@ public import AsyncAlgorithms
 /// copied out for a retry holds its line instead), so the reader's window moves on.
 public protocol RequestSink: Sendable {
     /// Called on the encode worker once a batch is encoded, before it is handed over: work that
-    /// runs in parallel on the workers (the dry run renders its lines here).
+    /// runs in parallel on the workers (the dry run renders its lines here). Lines whose
+    /// encoding failed were rolled back before it.
     func prepare(_ batch: inout EncodedBatch)
 
     /// Takes every batch of `input` until it finishes. Batches arrive out of order. A batch the
