@@ -35,13 +35,14 @@ func encode(_ campaign: Campaign, _ line: String, number: Int = 1) throws -> Enc
     let buffer = Array(line.utf8)
     var batch = EncodedBatch(sequence: 0)
     CampaignEncoder(campaign: campaign).encodeLine(buffer: buffer, line: AudienceLine(number: number, range: 0..<buffer.count), into: &batch)
+    batch.renderDryRunLines(routes: campaign.routeTable)
     func parse(_ writer: JSONWriter) throws -> [[String: Any]] {
         try writer.bytes.split(separator: 0x0A).map { slice in
             let object = try JSONSerialization.jsonObject(with: Data(slice))
             return try #require(object as? [String: Any])
         }
     }
-    return EncodedLine(requests: try batch.requests.flatMap(parse), rejects: try parse(batch.rejects), counts: batch.counts)
+    return EncodedLine(requests: try batch.dryRunLines.flatMap(parse), rejects: try parse(batch.rejects), counts: batch.counts)
 }
 
 /// Structural JSON equality through Foundation (key order does not matter, values do): both

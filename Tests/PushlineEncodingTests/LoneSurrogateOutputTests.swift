@@ -21,6 +21,7 @@ struct LoneSurrogateOutputTests {
         let buffer = Array(line.utf8)
         var batch = EncodedBatch(sequence: 0)
         CampaignEncoder(campaign: campaign).encodeLine(buffer: buffer, line: AudienceLine(number: 1, range: 0..<buffer.count), into: &batch)
+        batch.renderDryRunLines(routes: campaign.routeTable)
         return batch
     }
 
@@ -38,7 +39,7 @@ struct LoneSurrogateOutputTests {
         """)
         let line = #"{"id":"\#(id)","devices":[{"platform":"ios","token":"\#(apnsToken)"},{"platform":"ios","token":"zz"}]}"#
         let batch = Self.encodeRaw(campaign, line)
-        for writer in batch.requests { Self.assertClean(writer.bytes) }
+        for writer in batch.dryRunLines { Self.assertClean(writer.bytes) }
         Self.assertClean(batch.rejects.bytes)
         let out = try encode(campaign, line)
         let want = try Self.expected(id)
@@ -59,7 +60,7 @@ struct LoneSurrogateOutputTests {
         """)
         let line = #"{"id":"c","customer":{"name":"A\ud800B\udc00"},"devices":[{"platform":"ios","token":"\#(apnsToken)"},{"platform":"android","token":"\#(fcmToken)"}]}"#
         let batch = Self.encodeRaw(campaign, line)
-        for writer in batch.requests { Self.assertClean(writer.bytes) }
+        for writer in batch.dryRunLines { Self.assertClean(writer.bytes) }
         let out = try encode(campaign, line)
         #expect(out.requests.count == 2)
         let apns = try #require(out.requests.first { $0["provider"] as? String == "apns" })
@@ -80,7 +81,7 @@ struct LoneSurrogateOutputTests {
         """)
         let line = #"{"id":"c","customer":{"name":"\udc00x","ref":"\ud800"},"platform":"ios","token":"\#(apnsToken)"}"#
         let batch = Self.encodeRaw(campaign, line)
-        for writer in batch.requests { Self.assertClean(writer.bytes) }
+        for writer in batch.dryRunLines { Self.assertClean(writer.bytes) }
         let out = try encode(campaign, line)
         let body = try #require(out.requests.first?["body"] as? [String: Any])
         #expect((body["aps"] as? [String: Any])?["alert"] as? String == "\u{FFFD}x")
@@ -96,7 +97,7 @@ struct LoneSurrogateOutputTests {
         """)
         let line = #"{"id":"\ud800","customer":{"name":"\udbff"},"platform":"open::chat","address":"user-\udc00"}"#
         let batch = Self.encodeRaw(campaign, line)
-        for writer in batch.requests { Self.assertClean(writer.bytes) }
+        for writer in batch.dryRunLines { Self.assertClean(writer.bytes) }
         let out = try encode(campaign, line)
         let request = try #require(out.requests.first)
         #expect(request["recipient"] as? String == "\u{FFFD}")
@@ -118,7 +119,7 @@ extension LoneSurrogateOutputTests {
         """)
         let line = #"{"id":"c","customer":{"meta":{"k\udc00":"v\ud800"}},"devices":[{"platform":"android","token":"\#(fcmToken)"}]}"#
         let batch = Self.encodeRaw(campaign, line)
-        for writer in batch.requests { Self.assertClean(writer.bytes) }
+        for writer in batch.dryRunLines { Self.assertClean(writer.bytes) }
         let out = try encode(campaign, line)
         let message = try #require((out.requests.first?["body"] as? [String: Any])?["message"] as? [String: Any])
         let notification = (message["android"] as? [String: Any])?["notification"] as? [String: Any]

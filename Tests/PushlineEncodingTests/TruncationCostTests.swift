@@ -68,7 +68,8 @@ struct TruncationCostTests {
         encoder.encodeLine(buffer: buffer, line: AudienceLine(number: 1, range: 0..<buffer.count), into: &batch, context: &context)
         #expect(context.payloadEncodes <= 4)
         // The request line as written: the body object's bytes are what APNs counts.
-        let line = try #require(batch.requests.first { !$0.bytes.isEmpty })
+        batch.renderDryRunLines(routes: campaign.routeTable)
+        let line = try #require(batch.dryRunLines.first { !$0.bytes.isEmpty })
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.bytes.split(separator: 0x0A)[0])) as? [String: Any])
         #expect(object["truncated"] as? Bool == true)
         let text = try #require((((object["body"] as? [String: Any])?["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String)

@@ -60,6 +60,19 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
         } else { return nil }
     }
 
+    /// Index into per-platform arrays (`allCases` order).
+    public var ordinal: Int {
+        switch self {
+        case .ios: 0
+        case .android: 1
+        case .web: 2
+        case .amazon: 3
+        case .sms: 4
+        case .email: 5
+        case .open: 6
+        }
+    }
+
     /// Parses a `device_types` entry: a platform name or `open::<name>`.
     public static func parse(deviceType text: String) -> (platform: Platform, openChannel: String?)? {
         var copy = text
@@ -97,7 +110,18 @@ public enum Provider: String, Sendable, CaseIterable, Hashable, Comparable {
     }
 
     public static func < (lhs: Provider, rhs: Provider) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        lhs.ordinal < rhs.ordinal
+    }
+
+    /// Index into per-provider arrays (`allCases` order).
+    public var ordinal: Int {
+        switch self {
+        case .apns: 0
+        case .fcm: 1
+        case .webpush: 2
+        case .adm: 3
+        case .webhook: 4
+        }
     }
 }
 

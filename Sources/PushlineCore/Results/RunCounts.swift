@@ -1,7 +1,60 @@
+/// Outcomes of the devices of one provider (or of devices no provider was found for).
+/// `devices = written + sent + invalidToken + rejected + failed + skipped` once every device settled.
+public struct OutcomeCounts: Sendable, Equatable {
+    public var devices = 0
+    public var written = 0
+    public var sent = 0
+    public var invalidToken = 0
+    public var rejected = 0
+    public var failed = 0
+    public var skipped = 0
+
+    public init() {}
+
+    public var settled: Int { written + sent + invalidToken + rejected + failed + skipped }
+    public var reconciles: Bool { devices == settled }
+    public var isZero: Bool { self == OutcomeCounts() }
+
+    public subscript(kind: DeliveryOutcome.Kind) -> Int {
+        get {
+            switch kind {
+            case .written: written
+            case .sent: sent
+            case .invalidToken: invalidToken
+            case .rejected: rejected
+            case .failed: failed
+            case .skipped: skipped
+            }
+        }
+        set {
+            switch kind {
+            case .written: written = newValue
+            case .sent: sent = newValue
+            case .invalidToken: invalidToken = newValue
+            case .rejected: rejected = newValue
+            case .failed: failed = newValue
+            case .skipped: skipped = newValue
+            }
+        }
+    }
+
+    public mutating func add(_ other: OutcomeCounts) {
+        devices += other.devices
+        written += other.written
+        sent += other.sent
+        invalidToken += other.invalidToken
+        rejected += other.rejected
+        failed += other.failed
+        skipped += other.skipped
+    }
+}
+
 /// What happened to every input line and device: the numbers a run reconciles.
 ///
-/// Every device ends in exactly one of written (sent or dry-run written), rejected or skipped;
-/// every line is either routed (its devices counted) or rejected whole.
+/// Every device ends in exactly one `DeliveryOutcome` (written, sent, invalid token, rejected,
+/// failed, skipped); every line is either routed (its devices counted) or rejected whole. Totals
+/// are kept by reason, and per provider in `byProvider` (devices whose provider was never known,
+/// such as an unknown platform, in `unrouted`).
 public struct RunCounts: Sendable, Equatable {
     /// Non-blank lines read.
     public var lines = 0
@@ -11,24 +64,86 @@ public struct RunCounts: Sendable, Equatable {
     public var linesRejected = 0
     /// Device entries found in routed lines.
     public var devices = 0
-    /// Devices whose request was written or sent, per provider.
+    /// Devices whose request was written (dry run), per provider.
     public var written: [Provider: Int] = [:]
+    /// Devices the provider accepted, per provider.
+    public var sent: [Provider: Int] = [:]
+    /// Devices whose token the provider called invalid, per reason.
+    public var invalidTokens: [String: Int] = [:]
     /// Devices rejected, per reason code.
     public var rejected: [String: Int] = [:]
+    /// Devices that failed after their retries, per reason.
+    public var failed: [String: Int] = [:]
     /// Devices deliberately not addressed, per reason code.
     public var skipped: [String: Int] = [:]
+    /// Every outcome again, per provider (the per-provider reconciliation).
+    public var byProvider: [Provider: OutcomeCounts] = [:]
+    /// Devices rejected before a provider was known (unknown platform, invalid device entry).
+    public var unrouted = OutcomeCounts()
     /// Written requests whose text was shortened to fit (`on_oversize: truncate`).
     public var truncated = 0
+    /// Sent requests resent after an attempt that may have reached the provider.
+    public var possibleDuplicates = 0
 
     public init() {}
 
     public var writtenTotal: Int { written.values.reduce(0, +) }
+    public var sentTotal: Int { sent.values.reduce(0, +) }
+    public var invalidTokenTotal: Int { invalidTokens.values.reduce(0, +) }
     public var rejectedTotal: Int { rejected.values.reduce(0, +) }
+    public var failedTotal: Int { failed.values.reduce(0, +) }
     public var skippedTotal: Int { skipped.values.reduce(0, +) }
 
-    /// Lines and devices add up: nothing was lost or counted twice.
+    /// Devices with an outcome.
+    public var settledTotal: Int {
+        writtenTotal + sentTotal + invalidTokenTotal + rejectedTotal + failedTotal + skippedTotal
+    }
+
+    /// Lines and devices add up in total: every device has exactly one outcome.
     public var reconciles: Bool {
-        devices == writtenTotal + rejectedTotal + skippedTotal && linesRejected <= lines
+        devices == settledTotal && linesRejected <= lines
+    }
+
+    /// The per-provider counts add up (each provider's devices = its outcomes) and sum to the
+    /// totals: a run checks this and `reconciles`.
+    public var reconcilesByProvider: Bool {
+        guard unrouted.reconciles else { return false }
+        var perProvider = unrouted
+        for counts in byProvider.values {
+            guard counts.reconciles else { return false }
+            perProvider.add(counts)
+        }
+        return perProvider.devices == devices
+            && perProvider.written == writtenTotal && perProvider.sent == sentTotal
+            && perProvider.invalidToken == invalidTokenTotal && perProvider.rejected == rejectedTotal
+            && perProvider.failed == failedTotal && perProvider.skipped == skippedTotal
+    }
+
+    /// Counts a device found in a routed line (its outcome is recorded separately, now or when
+    /// its request settles). `provider` nil: no provider could be determined.
+    public mutating func countDevice(provider: Provider?) {
+        devices += 1
+        if let provider { byProvider[provider, default: OutcomeCounts()].devices += 1 } else { unrouted.devices += 1 }
+    }
+
+    /// Records the outcome of a device already counted by `countDevice` (same provider).
+    public mutating func record(_ outcome: DeliveryOutcome, provider: Provider?) {
+        record(outcome.kind, reason: outcome.reasonCode, provider: provider, count: 1)
+        if outcome.possibleDuplicate { possibleDuplicates += 1 }
+    }
+
+    /// Records `count` outcomes of one kind at once (a batch's written requests).
+    public mutating func record(_ kind: DeliveryOutcome.Kind, reason: String?, provider: Provider?, count: Int) {
+        guard count > 0 else { return }
+        switch kind {
+        case .written: if let provider { written[provider, default: 0] += count }
+        case .sent: if let provider { sent[provider, default: 0] += count }
+        case .invalidToken: invalidTokens[reason ?? "unknown", default: 0] += count
+        case .rejected: rejected[reason ?? "unknown", default: 0] += count
+        case .failed: failed[reason ?? "unknown", default: 0] += count
+        case .skipped: skipped[reason ?? "unknown", default: 0] += count
+        }
+        if let provider { byProvider[provider, default: OutcomeCounts()][kind] += count } else { unrouted[kind] += count }
     }
 
     public mutating func add(_ other: RunCounts) {
@@ -37,8 +152,14 @@ public struct RunCounts: Sendable, Equatable {
         linesRejected += other.linesRejected
         devices += other.devices
         truncated += other.truncated
+        possibleDuplicates += other.possibleDuplicates
         for (k, v) in other.written { written[k, default: 0] += v }
+        for (k, v) in other.sent { sent[k, default: 0] += v }
+        for (k, v) in other.invalidTokens { invalidTokens[k, default: 0] += v }
         for (k, v) in other.rejected { rejected[k, default: 0] += v }
+        for (k, v) in other.failed { failed[k, default: 0] += v }
         for (k, v) in other.skipped { skipped[k, default: 0] += v }
+        for (k, v) in other.byProvider { byProvider[k, default: OutcomeCounts()].add(v) }
+        unrouted.add(other.unrouted)
     }
 }

@@ -1,31 +1,24 @@
 public import PushlineCore
 
-/// The output of encoding one batch of audience lines: NDJSON request lines per provider, reject
-/// lines, and the counts. Sinks append the bytes as they are; nothing is re-serialized.
+/// The output of encoding one batch of audience lines: the request index (one fixed-size entry
+/// per request and the byte arena its ranges point into), reject lines, and the counts.
+///
+/// The dry-run sink renders its NDJSON lines from the index (`renderDryRunLines`), the senders
+/// send from it; both with the campaign's `RouteTable` for what is constant per route.
 public struct EncodedBatch: Sendable {
-    /// Request lines per provider, indexed by `Provider.allCases` order.
-    public var requests: [JSONWriter]
+    /// Every request of the batch, in input order.
+    public var index: RequestIndex
+    /// `rejects.ndjson` lines of the batch.
     public var rejects: JSONWriter
-    /// Counts other than the per-provider written tally (kept in `writtenTally` on the hot path).
+    /// Dry-run request lines per provider (by `Provider.ordinal`), once rendered from the index.
+    public var dryRunLines: [JSONWriter]
+    /// Entries of `index` already rendered into `dryRunLines`.
+    public internal(set) var renderedEntries = 0
+    /// Counts other than the per-provider request tallies (kept apart on the hot path).
     var baseCounts = RunCounts()
-    /// Devices written per provider, by `Provider.ordinal`: an array add per device instead of a
-    /// dictionary update.
-    var writtenTally = [Int](repeating: 0, count: Provider.allCases.count)
-
-    /// What happened to every line and device of the batch.
-    public var counts: RunCounts {
-        get {
-            var counts = baseCounts
-            for provider in Provider.allCases where writtenTally[provider.ordinal] > 0 {
-                counts.written[provider, default: 0] += writtenTally[provider.ordinal]
-            }
-            return counts
-        }
-        set {
-            baseCounts = newValue
-            writtenTally = [Int](repeating: 0, count: Provider.allCases.count)
-        }
-    }
+    /// Requests encoded per provider, by `Provider.ordinal`: an array add per device instead of
+    /// dictionary updates.
+    var requestTally = [Int](repeating: 0, count: Provider.allCases.count)
     /// Position of the batch in the input, for ordered sinks and progress.
     public var sequence: Int
     public var firstLine = 0
@@ -33,34 +26,95 @@ public struct EncodedBatch: Sendable {
 
     public init(sequence: Int) {
         self.sequence = sequence
-        requests = Provider.allCases.map { _ in JSONWriter(reservingCapacity: 0) }
+        index = RequestIndex()
         rejects = JSONWriter(reservingCapacity: 0)
+        dryRunLines = Provider.allCases.map { _ in JSONWriter(reservingCapacity: 0) }
+    }
+
+    /// What encoding found, with each request still unsettled: lines, devices (per provider),
+    /// rejects and skips. A sender records each request's outcome on top of this.
+    public var encodeCounts: RunCounts {
+        get {
+            var counts = baseCounts
+            for provider in Provider.allCases where requestTally[provider.ordinal] > 0 {
+                let n = requestTally[provider.ordinal]
+                counts.devices += n
+                counts.byProvider[provider, default: OutcomeCounts()].devices += n
+            }
+            return counts
+        }
+        set {
+            // The inverse of the getter: the request tallies stay, the rest is stored.
+            var base = newValue
+            for provider in Provider.allCases where requestTally[provider.ordinal] > 0 {
+                let n = requestTally[provider.ordinal]
+                base.devices -= n
+                base.byProvider[provider, default: OutcomeCounts()].devices -= n
+            }
+            baseCounts = base
+        }
+    }
+
+    /// The counts once every request is written (the dry run's accounting).
+    public var counts: RunCounts {
+        get {
+            var counts = encodeCounts
+            for provider in Provider.allCases {
+                counts.record(.written, reason: nil, provider: provider, count: requestTally[provider.ordinal])
+            }
+            return counts
+        }
+        set {
+            // The inverse of the getter: the written requests are the tallies, which stay.
+            var base = newValue
+            for provider in Provider.allCases where requestTally[provider.ordinal] > 0 {
+                let n = requestTally[provider.ordinal]
+                base.written[provider, default: 0] -= n
+                if base.written[provider] == 0 { base.written[provider] = nil }
+                base.byProvider[provider, default: OutcomeCounts()].written -= n
+            }
+            encodeCounts = base
+        }
+    }
+
+    /// Requests in the batch per provider.
+    public func requestCount(for provider: Provider) -> Int {
+        requestTally[provider.ordinal]
     }
 
     /// Empties the batch for reuse, keeping every buffer's capacity.
     public mutating func removeAll(sequence: Int) {
         self.sequence = sequence
-        for i in requests.indices { requests[i].removeAll() }
+        index.removeAll()
+        renderedEntries = 0
+        for i in dryRunLines.indices { dryRunLines[i].removeAll() }
         rejects.removeAll()
-        counts = RunCounts()
+        baseCounts = RunCounts()
+        requestTally = [Int](repeating: 0, count: Provider.allCases.count)
         firstLine = 0
         lastLine = 0
     }
 
-    public func requests(for provider: Provider) -> JSONWriter {
-        requests[provider.ordinal]
+    /// A mark to roll the batch back to (`rollBack(to:)`) when a line fails part-way.
+    public struct Mark: Sendable {
+        var entries: Int
+        var arena: Int
+        var rejects: Int
+        var baseCounts: RunCounts
+        var requestTally: [Int]
     }
-}
 
-extension Provider {
-    /// Index into per-provider arrays.
-    public var ordinal: Int {
-        switch self {
-        case .apns: 0
-        case .fcm: 1
-        case .webpush: 2
-        case .adm: 3
-        case .webhook: 4
-        }
+    public var mark: Mark {
+        Mark(entries: index.count, arena: index.arena.count, rejects: rejects.count, baseCounts: baseCounts, requestTally: requestTally)
+    }
+
+    /// Drops every request, reject and count added since `mark` (entries rendered since are not
+    /// undone: render only lines that encoded).
+    public mutating func rollBack(to mark: Mark) {
+        index.truncate(entries: mark.entries, arenaBytes: mark.arena)
+        renderedEntries = min(renderedEntries, mark.entries)
+        if rejects.count > mark.rejects { rejects.truncate(to: mark.rejects, needsComma: false) }
+        baseCounts = mark.baseCounts
+        requestTally = mark.requestTally
     }
 }

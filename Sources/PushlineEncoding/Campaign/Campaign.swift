@@ -26,20 +26,13 @@ public struct Campaign: Sendable {
     /// Whether provider credentials are configured (without them a run is a dry run).
     public var hasCredentials: Bool
 
-    public var apns: APNsPlan?
-    /// Android devices through FCM.
-    public var fcmAndroid: FCMPlan?
-    /// iOS devices through FCM (APNs payload carried in `message.apns`).
-    public var fcmIOS: FCMPlan?
-    /// Web devices through FCM (`message.webpush`).
-    public var fcmWeb: FCMPlan?
-    public var adm: ADMPlan?
-    public var webPush: WebPushPlan?
-    /// SMS devices: an SMS or, with an `mms` override, an MMS webhook.
-    public var sms: WebhookPlan?
-    public var email: WebhookPlan?
-    /// Open channels listed in `device_types` (or given an override), by name.
-    public var openChannels: [OpenChannelPlan] = []
+    /// Every route the campaign encodes (iOS→APNs, Android/iOS/web→FCM, web→Web Push, Fire OS→ADM,
+    /// SMS, email and open-channel webhooks), compiled once: `routes.table` is what senders and
+    /// the dry run read.
+    public var routes: CampaignRoutes
+    /// Send FCM requests as `{"validate_only":true,"message":…}` (a provider-side check that
+    /// delivers nothing). Set before creating the `CampaignEncoder`.
+    public var fcmValidateOnly = false
 
     /// Warnings found while compiling (errors stop compilation).
     public var warnings: [ConfigDiagnostic]
@@ -51,23 +44,11 @@ public struct Campaign: Sendable {
 extension Campaign {
     /// Whether some route of this campaign produces requests for `provider`.
     public func encodes(_ provider: Provider) -> Bool {
-        switch provider {
-        case .apns: apns != nil
-        case .fcm: fcmAndroid != nil || fcmIOS != nil || fcmWeb != nil
-        case .webpush: webPush != nil
-        case .adm: adm != nil
-        case .webhook: sms != nil || email != nil || !openChannels.isEmpty
-        }
+        routes.table.reaches(provider)
     }
 
-    /// The open channel a device's `platform` (`open::<name>`) names, when the campaign targets it.
-    public func openChannel(of device: RoutedDevice) -> WebhookPlan? {
-        guard let platform = device.object["platform"] else { return nil }
-        return platform.withUnescapedString { bytes -> WebhookPlan? in
-            let name = bytes[Platform.openPrefix.utf8.count...]
-            return openChannels.first { $0.name.utf8.elementsEqual(name) }?.plan
-        } ?? nil
-    }
+    /// The route table (one entry per route, by `RouteID`).
+    public var routeTable: RouteTable { routes.table }
 }
 
 public struct CampaignCompileError: Error, Sendable, CustomStringConvertible {
@@ -191,8 +172,7 @@ extension Campaign {
             maxFieldBytes: maxFieldBytes,
             gzipOutput: root["dry_run"]?["gzip"]?.boolValue ?? false,
             hasCredentials: providers?["apns"]?["key_file"] != nil || providers?["fcm"]?["service_account"] != nil,
-            apns: plans.apns, fcmAndroid: plans.fcmAndroid, fcmIOS: plans.fcmIOS, fcmWeb: plans.fcmWeb,
-            adm: plans.adm, webPush: plans.webPush, sms: plans.sms, email: plans.email, openChannels: plans.open,
+            routes: plans.routes(),
             warnings: context.log.warnings,
             templateSlots: context.templateSlots
         )
@@ -210,6 +190,21 @@ struct Plans {
     var sms: WebhookPlan?
     var email: WebhookPlan?
     var open: [OpenChannelPlan] = []
+
+    /// The route table: one route per plan, each listed here once.
+    func routes() -> CampaignRoutes {
+        var routes = CampaignRoutes()
+        if let apns { routes.addAPNs(apns) }
+        if let fcmIOS { routes.addFCM(fcmIOS, platform: .ios) }
+        if let fcmAndroid { routes.addFCM(fcmAndroid, platform: .android) }
+        if let fcmWeb { routes.addFCM(fcmWeb, platform: .web) }
+        if let webPush { routes.addWebPush(webPush) }
+        if let adm { routes.addADM(adm) }
+        if let sms { routes.addWebhook(sms, platform: .sms) }
+        if let email { routes.addWebhook(email, platform: .email) }
+        for channel in open { routes.addWebhook(channel.plan, platform: .open, openChannel: channel.name) }
+        return routes
+    }
 }
 
 /// Which devices the campaign addresses. With `device_types`, exactly those; without it, iOS and

@@ -4,35 +4,22 @@ import PushlineCore
 /// with `{"data": {...}, "consolidationKey": …, "expiresAfter": …}`.
 enum ADMEncoder {
     static func encode(
-        _ plan: ADMPlan, body: PayloadProgram, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: ADMPlan, body: PayloadProgram, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
-    ) throws(EncodeFailure) -> Bool {
-        RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
-        w.writeKey("url")
-        w.beginRawValue()
-        ADMPlan.urlPrefix.withUnsafeBytes { w.appendRaw($0) }
+    ) throws(EncodeFailure) -> RequestParts {
+        var parts = RequestParts()
+        let targetStart = w.count
         // The registration id was validated (letters, digits, '-', '_', '.'): safe in a path and in JSON.
         _ = device.address.withUnescapedString { w.appendRaw($0) }
-        w.appendRaw("/messages\"")
-        w.endRawValue()
+        parts.target = try .checked(targetStart, w.count)
+        parts.headers = try .checked(w.count, w.count)
 
-        w.writeKey("headers")
+        w.resetSeparator()
+        let bodyStart = w.count
         w.beginObject()
-        w.writeKey("content-type")
-        w.writeString("application/json")
-        w.writeKey("accept")
-        w.writeString("application/json")
-        w.writeKey("x-amzn-type-version")
-        w.writeString("com.amazon.device.messaging.ADMMessage@1.0")
-        w.writeKey("x-amzn-accept-type")
-        w.writeString("com.amazon.device.messaging.ADMSendResult@1.0")
-        w.endObject()
-
-        w.writeKey("body")
-        w.beginObject()
-        w.writeKey("data")
+        w.writeKey("data" as StaticString)
         // ADM's 6 KB limit applies to the data map.
-        let truncated = try PayloadFitting.write(
+        parts.truncated = try PayloadFitting.write(
             into: &w, context: &context, limit: plan.dataLimit, policy: policy, provider: .adm, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
             try body.write(into: &w, context: &context)
@@ -40,16 +27,16 @@ enum ADMEncoder {
         if let key = plan.consolidationKey {
             try key.renderRaw(record: context.record, into: &context.scratch)
             if !context.scratch.bytes.isEmpty {
-                w.writeKey("consolidationKey")
+                w.writeKey("consolidationKey" as StaticString)
                 w.writeString(utf8: context.scratch.bytes)
             }
         }
         if let expires = plan.expiresAfter {
-            w.writeKey("expiresAfter")
+            w.writeKey("expiresAfter" as StaticString)
             w.writeInt(expires)
         }
         w.endObject()
-        RequestLine.finish(into: &w, truncated: truncated)
-        return truncated
+        parts.body = try .checked(bodyStart, w.count)
+        return parts
     }
 }

@@ -1,33 +1,36 @@
 import PushlineCore
 
 /// Encodes one APNs request: `POST /3/device/<token>` with the apns-* headers and the payload.
+/// Writes the token, the per-request headers (`apns-collapse-id`) and the payload to the arena.
 enum APNsEncoder {
     static func encode(
-        _ plan: APNsPlan, route: CompiledRoute, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: APNsPlan, body: PayloadProgram, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
-    ) throws(EncodeFailure) -> Bool {
-        RequestLine.writeIdentity(line: line, id: record.id, device: device.index, into: &w)
-        route.head.withUnsafeBytes { w.appendRaw($0) }
+    ) throws(EncodeFailure) -> RequestParts {
+        var parts = RequestParts()
         // The token was validated as hex, so its bytes are safe in a path and in JSON.
+        let tokenStart = w.count
         device.address.withStringContent { w.appendRaw($0) }
-        route.afterToken.withUnsafeBytes { w.appendRaw($0) }
-        w.endRawValue()
+        parts.target = try .checked(tokenStart, w.count)
+
+        let headerStart = w.count
         if let collapse = plan.collapseID {
             try collapse.render(context: &context)
             if !context.scratch.bytes.isEmpty {
-                w.writeKey("apns-collapse-id")
-                w.writeString(utf8: context.scratch.bytes)
+                // Rendered and checked: at most 64 bytes.
+                context.scratch.bytes.withUnsafeBytes { _ = RequestHeaderBlock.append(.apnsCollapseID, value: $0, to: &w) }
             }
         }
-        w.endObject()
+        parts.headers = try .checked(headerStart, w.count)
 
-        w.writeKey("body")
-        let truncated = try PayloadFitting.write(
+        w.resetSeparator()
+        let bodyStart = w.count
+        parts.truncated = try PayloadFitting.write(
             into: &w, context: &context, limit: plan.payloadLimit, policy: policy, provider: .apns, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
-            try route.body.write(into: &w, context: &context)
+            try body.write(into: &w, context: &context)
         }
-        RequestLine.finish(into: &w, truncated: truncated)
-        return truncated
+        parts.body = try .checked(bodyStart, w.count)
+        return parts
     }
 }

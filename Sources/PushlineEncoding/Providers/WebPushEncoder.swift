@@ -1,41 +1,47 @@
 import PushlineCore
 
-/// Encodes one Web Push request as the dry run shows it: `POST <subscription endpoint>` with
-/// `TTL`, `Urgency`, `Topic`, `Content-Encoding: aes128gcm`, and as body the plaintext JSON that
-/// the sender encrypts for the subscription (RFC 8291) when it sends.
+/// Encodes one Web Push request: `POST <subscription endpoint>` with `TTL`, `Urgency`, `Topic`,
+/// `Content-Encoding: aes128gcm` (constant per route), and as body the plaintext JSON that the
+/// sender encrypts for the subscription (RFC 8291). The subscription's keys go in the header
+/// block (`webPushP256dh`, `webPushAuth`): the sender's encryption inputs, not headers.
 enum WebPushEncoder {
     static func encode(
-        _ plan: WebPushPlan, body: PayloadProgram, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: WebPushPlan, body: PayloadProgram, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
-    ) throws(EncodeFailure) -> Bool {
-        RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
-        w.writeKey("url")
-        // The router checked the endpoint: https, no quotes, backslashes or controls.
-        if let endpoint = device.address.member("endpoint") { RequestLine.writeRaw(endpoint, into: &w) }
+    ) throws(EncodeFailure) -> RequestParts {
+        var parts = RequestParts()
+        // The router checked the endpoint: https, no quotes, backslashes or controls once unescaped.
+        let endpoint = device.address.member("endpoint")
+        let targetStart = w.count
+        _ = endpoint?.withUnescapedString { w.appendRaw($0) }
+        parts.target = try .checked(targetStart, w.count)
 
-        w.writeKey("headers")
-        w.beginObject()
-        w.writeKey("ttl")
-        w.writeString(plan.ttl)
-        w.writeKey("urgency")
-        w.writeString(plan.urgency)
-        if let topic = plan.topic {
-            w.writeKey("topic")
-            w.writeString(topic)
+        let headerStart = w.count
+        if let keys = device.address.member("keys") {
+            for (name, id) in [("p256dh", RequestHeaderID.webPushP256dh), ("auth", .webPushAuth)] {
+                // Validated base64url of a fixed decoded size: far below the item limit.
+                _ = keys[name]?.withUnescapedString { RequestHeaderBlock.append(id, value: $0, to: &w) }
+            }
         }
-        w.writeKey("content-encoding")
-        w.writeString("aes128gcm")
-        w.writeKey("content-type")
-        w.writeString("application/octet-stream")
-        w.endObject()
+        if let endpoint, endpoint.stringHasEscapes {
+            // The dry run shows the endpoint as the input wrote it (`https:\/\/…`).
+            var text = JSONWriter(reservingCapacity: endpoint.byteRange.count)
+            text.writeValue(endpoint)
+            let quoted = text.bytes
+            guard quoted.count >= 2 else { throw EncodeFailure(.invalidToken("device \(device.index): the subscription endpoint is not a string")) }
+            let stored = quoted.withUnsafeBytes { RequestHeaderBlock.append(.dryRunTargetText, value: UnsafeRawBufferPointer(rebasing: $0[1..<($0.count - 1)]), to: &w) }
+            if !stored { throw EncodeFailure(.headerBlockValueTooLong("device \(device.index): the subscription endpoint")) }
+        }
+        parts.headers = try .checked(headerStart, w.count)
 
-        w.writeKey("body")
-        let truncated = try PayloadFitting.write(
+        w.resetSeparator()
+        let bodyStart = w.count
+        parts.truncated = try PayloadFitting.write(
             into: &w, context: &context, limit: plan.plaintextLimit, policy: policy, provider: .webpush, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
             try body.write(into: &w, context: &context)
         }
-        RequestLine.finish(into: &w, truncated: truncated)
-        return truncated
+        parts.body = try .checked(bodyStart, w.count)
+        return parts
     }
 }

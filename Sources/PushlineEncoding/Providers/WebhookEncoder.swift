@@ -1,28 +1,35 @@
 import PushlineCore
 
 /// Encodes one webhook request for an SMS, email or open-channel device:
-/// `POST <providers.<channel>.url>` with `{"channel": …, "to": <address>, …}`.
+/// `POST <providers.<channel>.url>` with `{"channel": …, "to": <address>, …}`. The target range
+/// is the unescaped address (the body carries it as JSON).
 enum WebhookEncoder {
     static func encode(
-        _ plan: WebhookPlan, device: RoutedDevice, record: AudienceRecord, line: Int,
+        _ plan: WebhookPlan, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
-    ) throws(EncodeFailure) -> Bool {
-        RequestLine.writeIdentity(line: line, id: record.id, device: device, into: &w)
-        w.writeKey("url")
-        w.writeString(plan.url)
-        w.writeKey("headers")
-        w.beginObject()
-        w.writeKey("content-type")
-        w.writeString("application/json")
-        w.endObject()
+    ) throws(EncodeFailure) -> RequestParts {
+        var parts = RequestParts()
+        let targetStart = w.count
+        _ = device.address.withUnescapedString { w.appendRaw($0) }
+        parts.target = try .checked(targetStart, w.count)
 
-        w.writeKey("body")
+        let headerStart = w.count
+        if device.platform == .open, let name = device.object.member("platform"), name.stringHasEscapes {
+            // The dry run shows an open channel's platform as the input wrote it.
+            var text = JSONWriter(reservingCapacity: name.byteRange.count)
+            text.writeValue(name)
+            let stored = text.bytes.withUnsafeBytes { RequestHeaderBlock.append(.dryRunPlatformText, value: $0, to: &w) }
+            if !stored { throw EncodeFailure(.headerBlockValueTooLong("device \(device.index): the platform")) }
+        }
+        parts.headers = try .checked(headerStart, w.count)
+
+        w.resetSeparator()
+        let bodyStart = w.count
         w.beginObject()
-        w.writeKey("channel")
+        w.writeKey("channel" as StaticString)
         w.writeString(plan.channel)
-        w.writeKey("to")
+        w.writeKey("to" as StaticString)
         RequestLine.writeRaw(device.address, into: &w)
-        var truncated = false
         for field in plan.fields {
             switch field {
             case .member(let member):
@@ -41,15 +48,15 @@ enum WebhookEncoder {
                         throw EncodeFailure(RejectReason("text_too_long", "\(value.field): rendered \(size) \(limit.unit), at most \(limit.maximum) allowed for \(plan.channel)"))
                     }
                     text = limit.truncate(text)
-                    truncated = true
+                    parts.truncated = true
                 }
                 w.writeKey(key)
                 w.writeString(utf8: text)
             }
         }
         w.endObject()
-        RequestLine.finish(into: &w, truncated: truncated)
-        return truncated
+        parts.body = try .checked(bodyStart, w.count)
+        return parts
     }
 }
 

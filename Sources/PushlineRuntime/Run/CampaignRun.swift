@@ -15,6 +15,11 @@ public struct RunReport: Sendable {
     public var seconds: Double
     /// Set when the run failed for a reason other than the input (output, reconciliation).
     public var failure: String?
+    /// Every input line up to here is settled (the settled-line low-water mark; a resume
+    /// checkpoint is written from it).
+    public var settledThroughLine = 0
+    /// The most batches in flight at once (bounded by the batch window).
+    public var peakBatchesInFlight = 0
 }
 
 /// Runs a compiled campaign over an audience: Read → Parse, route and encode (N workers) → Sink,
@@ -38,6 +43,10 @@ public struct CampaignRun: Sendable {
         self.readerOptions = AudienceReader.Options(maxLineBytes: pipeline.campaign.maxLineBytes)
         self.logger = logger
     }
+
+    /// Batches admitted and not settled at most: one per worker, one in each channel hand-off,
+    /// a few held by the sink for reordering.
+    public static func batchWindow(workers: Int) -> Int { 2 * workers + 4 }
 
     public func run() async -> RunReport {
         await run(encoder: CampaignEncoder(campaign: pipeline.campaign))
@@ -81,21 +90,24 @@ public struct CampaignRun: Sendable {
         let lines = AsyncChannel<NumberedBatch>()
         let encoded = AsyncChannel<EncodedBatch>()
         let source = AudienceSource(executor: readThread)
-        let sink = DryRunSink(executor: writeThread, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
-        let providers = Provider.allCases.filter { campaign.encodes($0) }
-        // Batches in flight: one per worker, one in each channel hand-off, a few held for reordering.
-        // `workers` is a public var: clamp again here, where it sizes tasks and the pool.
+        let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
+        // `workers` is a public var: clamp again here, where it sizes tasks, the window and the pool.
         let workers = min(max(workers, Self.workerRange.lowerBound), Self.workerRange.upperBound)
-        let pool = BatchPool(limit: workers + 4)
+        // Batches in flight, bounded by construction: one per worker, one in each channel
+        // hand-off, a few held by the sink for reordering; the reader waits beyond that.
+        let settlement = BatchSettlement(window: Self.batchWindow(workers: workers))
+        let pool = BatchPool(limit: Self.batchWindow(workers: workers))
 
-        async let sourceReport = source.run(path: audiencePath, options: readerOptions, into: lines)
-        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, input: lines, output: encoded)
+        async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, into: lines)
+        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, input: lines, output: encoded)
         let sinkResult: Result<SinkReport, SinkError>
-        do {
-            sinkResult = .success(try await sink.run(providers: providers, input: encoded, recycle: pool))
+        do throws(SinkError) {
+            sinkResult = .success(try await sink.run(input: encoded, settlement: settlement, recycle: pool))
         } catch {
             sinkResult = .failure(error)
-            // Keep draining so the other stages can finish; nothing more is written.
+            // Keep draining so the other stages can finish; nothing more is written, and the
+            // window no longer bounds the reader (nothing settles now).
+            settlement.open()
             for await _ in encoded {}
         }
         let sourceOutcome = await sourceReport
@@ -111,8 +123,19 @@ public struct CampaignRun: Sendable {
         case .failure(let error):
             report.failure = "writing results failed: \(error.description)"
         }
+        report.settledThroughLine = settlement.lowWaterMark
+        report.peakBatchesInFlight = settlement.peakInFlight
         if report.failure == nil && !report.counts.reconciles {
-            report.failure = "counts do not reconcile: \(report.counts.devices) devices read, \(report.counts.writtenTotal) written + \(report.counts.rejectedTotal) rejected + \(report.counts.skippedTotal) skipped"
+            let c = report.counts
+            // Sending outcomes are named when there are any (a dry run has none).
+            var sending = ""
+            if c.sentTotal > 0 { sending += " + \(c.sentTotal) sent" }
+            if c.invalidTokenTotal > 0 { sending += " + \(c.invalidTokenTotal) invalid token" }
+            if c.failedTotal > 0 { sending += " + \(c.failedTotal) failed" }
+            report.failure = "counts do not reconcile: \(c.devices) devices read, \(c.writtenTotal) written\(sending) + \(c.rejectedTotal) rejected + \(c.skippedTotal) skipped"
+        }
+        if report.failure == nil && !report.counts.reconcilesByProvider {
+            report.failure = "counts do not reconcile per provider: \(ProviderReconciliation.describe(report.counts))"
         }
         if report.failure == nil, sourceOutcome.error == nil {
             // Every line the reader completed must have reached the sink, as a recipient or as blank.
@@ -153,6 +176,18 @@ public struct CampaignRun: Sendable {
         } else {
             logger.info("run ended", metadata: metadata)
         }
+    }
+}
+
+/// A short account of which provider's numbers disagree.
+enum ProviderReconciliation {
+    static func describe(_ counts: RunCounts) -> String {
+        var parts: [String] = []
+        for (provider, c) in counts.byProvider.sorted(by: { $0.key < $1.key }) where !c.reconciles {
+            parts.append("\(provider.rawValue): \(c.devices) devices, \(c.settled) with an outcome")
+        }
+        if !counts.unrouted.reconciles { parts.append("unrouted: \(counts.unrouted.devices) devices, \(counts.unrouted.settled) with an outcome") }
+        return parts.isEmpty ? "the providers' numbers do not add up to the totals" : parts.joined(separator: "; ")
     }
 }
 

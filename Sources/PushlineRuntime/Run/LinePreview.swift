@@ -32,6 +32,7 @@ public struct LinePreview: Sendable {
             var encoded = EncodedBatch(sequence: 0)
             if let line = batch.lines.first(where: { $0.lineNumber == number }) {
                 encoder.encodeLine(buffer: batch.buffer, line: AudienceLine(number: number, range: line.range), into: &encoded)
+                encoded.renderDryRunLines(routes: encoder.routes)
                 var preview = LinePreview(encoded, line: String(decoding: batch.buffer[line.range], as: UTF8.self))
                 preview.warnings = deviceNotes(preview.requests)
                 return preview
@@ -46,7 +47,7 @@ public struct LinePreview: Sendable {
     }
 
     init(_ encoded: EncodedBatch, line: String) {
-        requests = encoded.requests.flatMap { Self.splitLines($0.bytes) }
+        requests = encoded.dryRunLines.flatMap { Self.splitLines($0.bytes) }
         rejects = Self.splitLines(encoded.rejects.bytes)
         counts = encoded.counts
         self.line = line

@@ -37,8 +37,18 @@ enum RunSummary {
                 "skipped": counts.skippedTotal,
                 "skipped_by_reason": counts.skipped,
                 "truncated": counts.truncated,
+                // Outcomes of sending; zero in a dry run.
+                "sent": counts.sentTotal,
+                "sent_by_provider": Dictionary(uniqueKeysWithValues: counts.sent.map { ($0.key.rawValue, $0.value) }),
+                "invalid_token": counts.invalidTokenTotal,
+                "invalid_token_by_reason": counts.invalidTokens,
+                "failed": counts.failedTotal,
+                "failed_by_reason": counts.failed,
+                "possible_duplicates": counts.possibleDuplicates,
             ] as [String: Any],
-            "reconciled": counts.reconciles && report.failure == nil,
+            "providers": providerTable(counts),
+            "settled_through_line": report.settledThroughLine,
+            "reconciled": counts.reconciles && counts.reconcilesByProvider && report.failure == nil,
             "files": Dictionary(uniqueKeysWithValues: report.files.map { ($0.name, $0.bytes) }),
         ]
         if report.seconds > 0 {
@@ -57,5 +67,19 @@ enum RunSummary {
         var file = try OutputFile(path: path)
         try file.write(data)
         try file.close()
+    }
+
+    /// Per provider (and `unrouted`, devices rejected before a provider was known): devices and
+    /// each outcome; every row adds up (`devices = written + sent + invalid_token + rejected +
+    /// failed + skipped`).
+    static func providerTable(_ counts: RunCounts) -> [String: Any] {
+        func row(_ c: OutcomeCounts) -> [String: Int] {
+            ["devices": c.devices, "written": c.written, "sent": c.sent, "invalid_token": c.invalidToken,
+             "rejected": c.rejected, "failed": c.failed, "skipped": c.skipped]
+        }
+        var table: [String: Any] = [:]
+        for (provider, c) in counts.byProvider where !c.isZero { table[provider.rawValue] = row(c) }
+        if !counts.unrouted.isZero { table["unrouted"] = row(counts.unrouted) }
+        return table
     }
 }

@@ -40,8 +40,10 @@ public actor AudienceSource {
         self.executor = executor
     }
 
-    /// Reads `path` to its end (or first error) into `output`, then finishes the channel.
-    public func run(path: String, options: AudienceReader.Options, into output: AsyncChannel<NumberedBatch>) async -> SourceReport {
+    /// Reads `path` to its end (or first error) into `output`, then finishes the channel. With
+    /// `settlement`, each batch is read only once the batch window admits it, so batches in
+    /// flight stay bounded however slowly one of them settles.
+    public func run(path: String, options: AudienceReader.Options, settlement: BatchSettlement? = nil, into output: AsyncChannel<NumberedBatch>) async -> SourceReport {
         precondition({ if case .idle = state { true } else { false } }(), "an AudienceSource runs once")
         state = .reading
         var report = SourceReport(path: path)
@@ -56,6 +58,7 @@ public actor AudienceSource {
         }
         report.isGzip = reader.isGzip
         while true {
+            await settlement?.waitForAdmission()
             do {
                 guard let batch = try reader.nextBatch() else { break }
                 await output.send(NumberedBatch(sequence: report.batches, lines: batch))

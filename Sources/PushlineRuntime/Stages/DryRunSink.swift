@@ -5,8 +5,9 @@ public import AsyncAlgorithms
 import Foundation
 public import Logging
 
-/// What the sink wrote.
+/// What the sink wrote or sent.
 public struct SinkReport: Sendable {
+    /// Encode counts of every batch with every request's outcome recorded.
     public var counts = RunCounts()
     /// Files written, by name, with their sizes in bytes.
     public var files: [(name: String, bytes: Int)] = []
@@ -19,13 +20,15 @@ public struct SinkError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Stage 3 (dry run): appends each batch's request lines to `requests-<provider>.ndjson[.gz]`
-/// and its rejects to `rejects.ndjson`, in input order.
+/// and its rejects to `rejects.ndjson`, in input order. The first `RequestSink`: the lines are
+/// rendered from the request index on the encode workers (`prepare`), every request's outcome is
+/// `written`, and a batch settles when its bytes are written.
 ///
 /// Workers finish batches out of order; the sink holds the few that arrive early and writes in
 /// sequence, so a dry run's files are the same on every run (diffable between campaigns). Files
 /// are written under a temporary name and renamed on close, so a crashed run never leaves a
 /// complete-looking file. Runs on its own thread: `write(2)` and deflate block.
-public actor DryRunSink {
+public actor DryRunSink: RequestSink {
     private enum State {
         case idle
         case writing
@@ -43,20 +46,30 @@ public actor DryRunSink {
     }
 
     private let executor: DedicatedThreadExecutor
+    private let renderer: DryRunRenderer
+    private let providers: [Provider]
     private let folder: String
     private let gzip: Bool
     private let logger: Logger
     private var state = State.idle
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    public init(executor: DedicatedThreadExecutor, folder: String, gzip: Bool, logger: Logger) {
+    /// `routes`: the campaign's route table; one `requests-<provider>` file per provider it reaches.
+    public init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, logger: Logger) {
         self.executor = executor
+        self.renderer = DryRunRenderer(routes: routes)
+        self.providers = routes.providers
         self.folder = folder
         self.gzip = gzip
         self.logger = logger
     }
 
-    public func run(providers: [Provider], input: AsyncChannel<EncodedBatch>, recycle pool: BatchPool? = nil) async throws(SinkError) -> SinkReport {
+    /// Renders the batch's request lines from its index, on the encode worker (docs/benchmarks.md).
+    public nonisolated func prepare(_ batch: inout EncodedBatch) {
+        renderer.render(&batch)
+    }
+
+    public func run(input: AsyncChannel<EncodedBatch>, settlement: BatchSettlement, recycle pool: BatchPool? = nil) async throws(SinkError) -> SinkReport {
         guard case .idle = state else { throw SinkError(message: "a DryRunSink runs once") }
         state = .writing
         defer { state = .closed }
@@ -82,13 +95,15 @@ public actor DryRunSink {
                 pending[batch.sequence] = batch
                 while let ready = pending.removeValue(forKey: next) {
                     for (provider, file) in requestFiles {
-                        let bytes = ready.requests[provider.ordinal].bytes
+                        let bytes = ready.dryRunLines[provider.ordinal].bytes
                         if !bytes.isEmpty { try file.file!.write(bytes) }
                     }
                     if ready.rejects.count > 0 {
                         try rejects.file!.write(ready.rejects.bytes)
                     }
+                    // Every request of the batch is written: its outcome, per provider.
                     report.counts.add(ready.counts)
+                    settlement.settle(sequence: ready.sequence, lastLine: ready.lastLine)
                     pool?.give(ready)
                     next += 1
                 }

@@ -12,8 +12,9 @@ public import AsyncAlgorithms
 /// accounted as `internal_error` rejects (see `LineFailure`) and the batch goes on, so the sink
 /// always gets every sequence number and the run reconciles.
 public enum EncodeStage {
-    public static func run<Encoder: LineEncoding>(
-        encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64,
+    /// `sink.prepare` runs on the worker once a batch is encoded (the dry run renders its lines there).
+    public static func run<Encoder: LineEncoding, Sink: RequestSink>(
+        encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64, sink: Sink,
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
@@ -23,13 +24,14 @@ public enum EncodeStage {
                     for await numbered in input {
                         var encoded = pool.take(sequence: numbered.sequence)
                         do {
-                            try encode(numbered.lines, with: encoder, context: &context, into: &encoded)
+                            try encode(numbered.lines, with: encoder, context: &context, sink: sink, into: &encoded)
                         } catch {
                             // Slow path, only after a failure: start the batch again, guarding
                             // each line so the failing ones are accounted and the rest written.
                             encoded.removeAll(sequence: numbered.sequence)
-                            encodeGuarded(numbered.lines, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, into: &encoded)
+                            encodeGuarded(numbered.lines, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, sink: sink, into: &encoded)
                         }
+                        sink.prepare(&encoded)
                         await output.send(encoded)
                     }
                 }
@@ -44,20 +46,17 @@ public enum EncodeStage {
         encoded.lastLine = batch.lineNumbers.upperBound - 1
         var counts = RunCounts()
         counts.blankLines = batch.lineNumbers.count - batch.lines.count - batch.oversizeLines.count
-        if counts.blankLines != 0 { encoded.counts = counts }
+        if counts.blankLines != 0 { encoded.encodeCounts = counts }
         // Request bytes per batch are roughly the line bytes: reserve once.
-        let estimate = batch.buffer.count + batch.buffer.count / 2
-        for provider in Provider.allCases where encoder.campaign.encodes(provider) {
-            encoded.requests[provider.ordinal].reserveCapacity(estimate)
-        }
+        encoded.index.reserve(requests: batch.lines.count * 2, bytes: batch.buffer.count + batch.buffer.count / 2)
         for oversize in batch.oversizeLines {
             encoder.rejectOversizeLine(oversize.lineNumber, length: oversize.byteLength, into: &encoded)
         }
     }
 
     /// The fast path: every line straight into the batch.
-    private static func encode<Encoder: LineEncoding>(
-        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, into encoded: inout EncodedBatch
+    private static func encode<Encoder: LineEncoding, Sink: RequestSink>(
+        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, sink: Sink, into encoded: inout EncodedBatch
     ) throws {
         begin(batch, with: encoder, into: &encoded)
         for line in batch.lines {
@@ -67,23 +66,17 @@ public enum EncodeStage {
 
     /// Each line guarded: a failing line's partial output and counts are rolled back, and its
     /// devices become `internal_error` rejects.
-    private static func encodeGuarded<Encoder: LineEncoding>(
-        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, maxJSONDepth: Int, into encoded: inout EncodedBatch
+    private static func encodeGuarded<Encoder: LineEncoding, Sink: RequestSink>(
+        _ batch: LineBatch, with encoder: Encoder, context: inout Encoder.Context, maxJSONDepth: Int, sink: Sink, into encoded: inout EncodedBatch
     ) {
         begin(batch, with: encoder, into: &encoded)
         for line in batch.lines {
             let audienceLine = AudienceLine(number: line.lineNumber, range: line.range)
-            let counts = encoded.counts
-            let marks = encoded.requests.map(\.count)
-            let rejectMark = encoded.rejects.count
+            let mark = encoded.mark
             do {
                 try encoder.encodeLine(buffer: batch.buffer, line: audienceLine, into: &encoded, context: &context)
             } catch {
-                for index in encoded.requests.indices where encoded.requests[index].count > marks[index] {
-                    encoded.requests[index].truncate(to: marks[index], needsComma: false)
-                }
-                if encoded.rejects.count > rejectMark { encoded.rejects.truncate(to: rejectMark, needsComma: false) }
-                encoded.counts = counts
+                encoded.rollBack(to: mark)
                 LineFailure.account(audienceLine, buffer: batch.buffer, error: error, maxJSONDepth: maxJSONDepth, into: &encoded)
             }
         }

@@ -21,7 +21,7 @@ enum LineFailure {
 
     /// Appends the rejects and counts for line `line` (whose partial output was already removed).
     static func account(_ line: AudienceLine, buffer: [UInt8], error: any Error, maxJSONDepth: Int, into batch: inout EncodedBatch) {
-        var counts = batch.counts
+        var counts = batch.encodeCounts
         counts.lines += 1
         let message = "internal error while encoding this line (\(String(describing: type(of: error)))): the line was not sent"
         let routed: AudienceRecord? = {
@@ -29,23 +29,25 @@ enum LineFailure {
             if case .success(let record) = AudienceRouter.route(document.root) { return record }
             return nil
         }()
+        let outcome = DeliveryOutcome.rejected(RejectReason(code, message))
         if let routed {
             for route in routed.routes {
-                counts.devices += 1
-                counts.rejected[code, default: 0] += 1
                 let index: Int
                 let platform: Platform?
+                let provider: Provider?
                 switch route {
-                case .routed(let device): (index, platform) = (device.index, device.platform)
-                case .rejected(let i, let p, _): (index, platform) = (i, p)
+                case .routed(let device): (index, platform, provider) = (device.index, device.platform, device.provider)
+                case .rejected(let i, let p, _): (index, platform, provider) = (i, p, nil)
                 }
+                counts.countDevice(provider: provider)
+                counts.record(outcome, provider: provider)
                 writeReject(line: line.number, id: routed.id, device: index, platform: platform, message, into: &batch.rejects)
             }
         } else {
             counts.linesRejected += 1
             writeReject(line: line.number, id: nil, device: nil, platform: nil, message, into: &batch.rejects)
         }
-        batch.counts = counts
+        batch.encodeCounts = counts
     }
 
     /// One `rejects.ndjson` line, in the format of docs/output.md.

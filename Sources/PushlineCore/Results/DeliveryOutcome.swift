@@ -1,0 +1,132 @@
+/// How one device's request ended: exactly one per device, whichever sink handled it.
+///
+/// A struct over a private enum, like the project's errors, so cases can grow without breaking
+/// callers; `kind` is what counting and result files switch on.
+public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, CaseIterable, Hashable {
+        /// Dry run: the request was written to `requests-<provider>.ndjson`.
+        case written
+        /// The provider accepted the request.
+        case sent
+        /// The provider says the token (or subscription) is no longer valid: prune it.
+        case invalidToken = "invalid_token"
+        /// Not sendable as encoded (bad record, template failure, over a limit…).
+        case rejected
+        /// The provider refused it or it could not be delivered within the retry budget.
+        case failed
+        /// Deliberately not addressed (not targeted, shard, dedupe, quiet hours).
+        case skipped
+    }
+
+    private enum Storage: Sendable, Equatable {
+        case written
+        case sent(providerID: String?, attempts: Int, possibleDuplicate: Bool)
+        case invalidToken(reason: String, timestamp: Int64?)
+        case rejected(RejectReason)
+        case failed(reason: String, httpStatus: Int, attempts: Int)
+        case skipped(SkipReason)
+    }
+
+    private let storage: Storage
+
+    public static let written = DeliveryOutcome(storage: .written)
+
+    /// `providerID`: APNs `apns-id` or the FCM message name (`projects/…/messages/…`).
+    /// `possibleDuplicate`: an earlier attempt failed after its body may have reached the server.
+    public static func sent(providerID: String?, attempts: Int, possibleDuplicate: Bool = false) -> Self {
+        DeliveryOutcome(storage: .sent(providerID: providerID, attempts: max(1, attempts), possibleDuplicate: possibleDuplicate))
+    }
+
+    /// `reason`: the provider's reason (`Unregistered`, `BadDeviceToken`, `UNREGISTERED`…);
+    /// `timestamp`: APNs 410's `timestamp` (milliseconds since 1970) when the token stopped being valid.
+    public static func invalidToken(reason: String, timestamp: Int64? = nil) -> Self {
+        DeliveryOutcome(storage: .invalidToken(reason: reason, timestamp: timestamp))
+    }
+
+    public static func rejected(_ reason: RejectReason) -> Self {
+        DeliveryOutcome(storage: .rejected(reason))
+    }
+
+    /// `httpStatus`: the last response's status, 0 when there was none (timeout, reset).
+    public static func failed(reason: String, httpStatus: Int, attempts: Int) -> Self {
+        DeliveryOutcome(storage: .failed(reason: reason, httpStatus: httpStatus, attempts: max(1, attempts)))
+    }
+
+    public static func skipped(_ reason: SkipReason) -> Self {
+        DeliveryOutcome(storage: .skipped(reason))
+    }
+
+    public var kind: Kind {
+        switch storage {
+        case .written: .written
+        case .sent: .sent
+        case .invalidToken: .invalidToken
+        case .rejected: .rejected
+        case .failed: .failed
+        case .skipped: .skipped
+        }
+    }
+
+    /// The code counts are kept by: the reject, skip, invalid-token or failure reason; nil for
+    /// written and sent.
+    public var reasonCode: String? {
+        switch storage {
+        case .written, .sent: nil
+        case .invalidToken(let reason, _): reason
+        case .rejected(let reason): reason.code
+        case .failed(let reason, _, _): reason
+        case .skipped(let reason): reason.code
+        }
+    }
+
+    public var providerID: String? {
+        if case .sent(let id, _, _) = storage { return id }
+        return nil
+    }
+
+    /// Attempts made (sent and failed; 0 for the others).
+    public var attempts: Int {
+        switch storage {
+        case .sent(_, let attempts, _), .failed(_, _, let attempts): attempts
+        default: 0
+        }
+    }
+
+    public var possibleDuplicate: Bool {
+        if case .sent(_, _, true) = storage { return true }
+        return false
+    }
+
+    /// The HTTP status of a failure (0: no response).
+    public var httpStatus: Int? {
+        if case .failed(_, let status, _) = storage { return status }
+        return nil
+    }
+
+    public var invalidTokenTimestamp: Int64? {
+        if case .invalidToken(_, let timestamp) = storage { return timestamp }
+        return nil
+    }
+
+    public var rejectReason: RejectReason? {
+        if case .rejected(let reason) = storage { return reason }
+        return nil
+    }
+
+    public var skipReason: SkipReason? {
+        if case .skipped(let reason) = storage { return reason }
+        return nil
+    }
+
+    public var description: String {
+        switch storage {
+        case .written: "written"
+        case .sent(let id, let attempts, let duplicate):
+            "sent (\(id ?? "no id"), \(attempts) attempt\(attempts == 1 ? "" : "s")\(duplicate ? ", possible duplicate" : ""))"
+        case .invalidToken(let reason, let timestamp): "invalid token (\(reason)\(timestamp.map { ", since \($0)" } ?? ""))"
+        case .rejected(let reason): "rejected (\(reason))"
+        case .failed(let reason, let status, let attempts): "failed (\(reason), status \(status), \(attempts) attempts)"
+        case .skipped(let reason): "skipped (\(reason.code))"
+        }
+    }
+}

@@ -1,0 +1,155 @@
+public import PushlineCore
+
+extension EncodedBatch {
+    /// Renders the dry run's request lines from the index into `dryRunLines` (one writer per
+    /// provider), in input order. Byte for byte the lines the encoders used to write directly:
+    /// the per-device parts come from the arena, everything else from the route's framing.
+    public mutating func renderDryRunLines(routes: RouteTable) {
+        DryRunRenderer(routes: routes).render(&self)
+    }
+}
+
+/// Renders dry-run lines from a batch's request index, compiled once per campaign: the routes'
+/// framing flattened into one byte pool and plain integers, so the loop over the entries
+/// touches no reference-counted value.
+///
+/// `render` renders the entries added since its last call (the encode worker calls it once the
+/// batch is encoded).
+public struct DryRunRenderer: Sendable {
+    let table: DryRunFramingTable
+
+    public init(routes: RouteTable) {
+        table = DryRunFramingTable(routes)
+    }
+
+    public func render(_ batch: inout EncodedBatch) {
+        let start = batch.renderedEntries
+        let end = batch.index.count
+        guard start < end else { return }
+        var lines = batch.dryRunLines
+        batch.dryRunLines = []   // so the writers are uniquely referenced while they grow
+        // Reserve once: each provider's share of the arena plus its framing (about 190 bytes a line).
+        let share = batch.index.arena.count / max(1, end - start)
+        for provider in Provider.allCases where batch.requestTally[provider.ordinal] > 0 {
+            let n = batch.requestTally[provider.ordinal]
+            lines[provider.ordinal].reserveCapacity(lines[provider.ordinal].count + (share + 192) * n)
+        }
+        batch.index.withArena { arena in
+            table.pool.withUnsafeBytes { pool in
+                batch.index.entries.withUnsafeBufferPointer { entries in
+                    for entry in entries[start..<end] where entry.route.index < table.routes.count {
+                        let route = table.routes[entry.route.index]
+                        DryRunLine.render(entry, arena: arena, framing: route, pool: pool, into: &lines[route.provider])
+                    }
+                }
+            }
+        }
+        batch.dryRunLines = lines
+        batch.renderedEntries = end
+    }
+}
+
+/// Every route's dry-run framing in one byte pool, addressed by integers.
+struct DryRunFramingTable: Sendable {
+    struct Route: Sendable {
+        var provider: Int
+        var before: Range<Int>
+        var platformText: Range<Int>
+        var after: Range<Int>
+        var targetInURL: Bool
+        var headersHaveMembers: Bool
+    }
+
+    var pool: [UInt8] = []
+    var routes: [Route] = []
+
+    init(_ table: RouteTable) {
+        for route in table.routes {
+            let framing = route.dryRun
+            let before = pool.count..<(pool.count + framing.beforeTarget.count)
+            pool += framing.beforeTarget
+            let after = pool.count..<(pool.count + framing.afterTarget.count)
+            pool += framing.afterTarget
+            let platform = (before.lowerBound + framing.platformText.lowerBound)..<(before.lowerBound + framing.platformText.upperBound)
+            routes.append(Route(
+                provider: route.provider.ordinal, before: before, platformText: platform, after: after,
+                targetInURL: framing.targetInURL, headersHaveMembers: framing.headersHaveMembers
+            ))
+        }
+    }
+}
+
+/// One dry-run request line from an index entry (format: docs/output.md).
+public enum DryRunLine {
+    /// Renders the line of `entry` on `route` (for tools and tests; a batch renders through
+    /// `EncodedBatch.renderDryRunLines`).
+    public static func render(_ entry: RequestEntry, arena: UnsafeRawBufferPointer, route: RequestRoute, into w: inout JSONWriter) {
+        var table = RouteTable()
+        var copy = route
+        copy.id = RouteID(0)
+        table.add(copy)
+        let framing = DryRunFramingTable(table)
+        framing.pool.withUnsafeBytes { pool in
+            render(entry, arena: arena, framing: framing.routes[0], pool: pool, into: &w)
+        }
+    }
+
+    static func render(_ entry: RequestEntry, arena: UnsafeRawBufferPointer, framing: DryRunFramingTable.Route, pool: UnsafeRawBufferPointer, into w: inout JSONWriter) {
+        func slice(_ range: ByteRange) -> UnsafeRawBufferPointer {
+            range.end <= arena.count ? UnsafeRawBufferPointer(rebasing: arena[range.range]) : UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        // Keys as raw static bytes: a string literal would pick `writeKey(String)`, which escapes
+        // the key on every line (measured: a third of the rendering's cost).
+        w.resetSeparator()
+        w.appendRaw(#"{"recipient":"#)
+        w.writeRawValue(slice(entry.recipient))
+        w.appendRaw(#","line":"#)
+        w.resetSeparator()
+        w.writeInt(entry.line)
+        w.appendRaw(#","device":"#)
+        w.resetSeparator()
+        w.writeInt(Int(entry.device))
+
+        var platformText: UnsafeRawBufferPointer?
+        var targetText: UnsafeRawBufferPointer?
+        var hasHeaders = false
+        if !entry.headers.isEmpty {
+            RequestHeaderBlock.forEach(in: arena, block: entry.headers) { id, value in
+                switch id {
+                case .dryRunPlatformText: platformText = value
+                case .dryRunTargetText: targetText = value
+                case .apnsCollapseID: hasHeaders = true
+                default: break
+                }
+            }
+        }
+        if let platformText {
+            w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[framing.before.lowerBound..<framing.platformText.lowerBound]))
+            w.appendRaw(platformText)
+            w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[framing.platformText.upperBound..<framing.before.upperBound]))
+        } else {
+            w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[framing.before]))
+        }
+        if framing.targetInURL {
+            w.appendRaw(targetText ?? slice(entry.target))
+            w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[framing.after]))
+        }
+        if hasHeaders {
+            var needsComma = framing.headersHaveMembers
+            RequestHeaderBlock.forEach(in: arena, block: entry.headers) { id, value in
+                guard id == .apnsCollapseID else { return }
+                w.appendRaw(needsComma ? #","apns-collapse-id":"# : #""apns-collapse-id":"#)
+                w.resetSeparator()
+                w.writeString(utf8: value)
+                needsComma = true
+            }
+        }
+        w.appendRaw(#"},"body":"#)
+        w.resetSeparator()
+        w.writeRawValue(slice(entry.body))
+        if entry.isTruncated { w.appendRaw(#","truncated":true"#) }
+        w.appendRaw("}")
+        w.appendRaw(byte: 0x0A)
+        w.resetSeparator()
+    }
+}
