@@ -49,6 +49,7 @@ public enum EncodeHarness {
     public static func encode(_ line: [UInt8], with encoder: CampaignEncoder, context: inout EncodeContext, what: String) -> EncodedBatch {
         var batch = EncodedBatch(sequence: 0)
         encoder.encodeLine(buffer: line, line: AudienceLine(number: lineNumber, range: 0..<line.count), into: &batch, context: &context)
+        batch.renderDryRunLines(routes: encoder.routes)
         check(batch, what: what)
         return batch
     }
@@ -59,10 +60,20 @@ public enum EncodeHarness {
         FuzzSupport.check(counts.reconciles, "\(what): counts do not reconcile: \(counts)")
         FuzzSupport.check(counts.linesRejected == 0 || counts.devices == 0, "\(what): a rejected line has devices: \(counts)")
         for provider in Provider.allCases {
-            let lines = checkNDJSON(batch.requests(for: provider).bytes, what: "\(what) requests-\(provider.rawValue)")
+            let lines = checkNDJSON(batch.dryRunLines[provider.ordinal].bytes, what: "\(what) requests-\(provider.rawValue)")
             FuzzSupport.check(lines.count == counts.written[provider, default: 0],
                               "\(what): \(lines.count) \(provider.rawValue) request lines, \(counts.written[provider, default: 0]) counted")
             for line in lines { checkRequest(Array(line), provider: provider, what: what) }
+        }
+        // What the senders read: one index entry per written request, each body strict JSON
+        // (Web Push bodies are the plaintext the sender encrypts, JSON too).
+        FuzzSupport.check(batch.index.count == counts.writtenTotal,
+                          "\(what): \(batch.index.count) index entries for \(counts.writtenTotal) requests written")
+        for i in 0..<batch.index.count {
+            let body = Array(batch.index.body(i))
+            if let failure = StrictJSON.validate(body) {
+                finding("\(what): request body \(i) in the index is not valid JSON (\(failure)): \(escaped(body, limit: 2000))")
+            }
         }
         let rejects = checkNDJSON(batch.rejects.bytes, what: "\(what) rejects")
         FuzzSupport.check(rejects.count == counts.linesRejected + counts.rejectedTotal,
