@@ -83,12 +83,22 @@ struct APNsEndpointTests {
                 TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, teamID: "OTHERTEAM0", issuedAt: now),
                 TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, teamID: credentials.teamID, issuedAt: now + 600),
                 tampered, "not-a-jwt", "a.b.c", "", "..", "a.b.c.d", "eyJ9.e30.AAAA",
+                // Hostile iat values: far future, fractional, beyond Int64, a string, missing.
+                TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, teamID: credentials.teamID, issuedAt: .max),
+                TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, rawClaims: #"{"iss":"\#(credentials.teamID)","iat":1.5}"#),
+                TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, rawClaims: #"{"iss":"\#(credentials.teamID)","iat":99999999999999999999999}"#),
+                TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, rawClaims: #"{"iss":"\#(credentials.teamID)","iat":"\#(now)"}"#),
+                TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, rawClaims: #"{"iss":"\#(credentials.teamID)"}"#),
             ]
             for token in tokens {
                 let outcome = try await client.request("POST", "/3/device/\(TestDevice.apns(4))", headers: fixture.apnsHeaders(token: token), body: EmulatorFixture.alertPayload)
                 #expect(outcome.status == 403, "token \(token.prefix(40))")
                 #expect(outcome.reason == "InvalidProviderToken", "token \(token.prefix(40))")
             }
+            // The oldest possible iat is expired, not an overflow.
+            let ancient = TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, teamID: credentials.teamID, issuedAt: .min)
+            let old = try await client.request("POST", "/3/device/\(TestDevice.apns(4))", headers: fixture.apnsHeaders(token: ancient), body: EmulatorFixture.alertPayload)
+            #expect(old.reason == "ExpiredProviderToken")
             // A token within the clock skew is fine.
             let skewed = TestJWT.apnsProviderToken(key: key, keyID: credentials.keyID, teamID: credentials.teamID, issuedAt: now + 30)
             let outcome = try await client.request("POST", "/3/device/\(TestDevice.apns(4))", headers: fixture.apnsHeaders(token: skewed), body: EmulatorFixture.alertPayload)

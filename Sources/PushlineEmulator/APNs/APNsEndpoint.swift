@@ -150,8 +150,8 @@ struct APNsEndpoint {
             else { return .rejected("InvalidProviderToken") }
             issuedAt = iat
         }
-        if issuedAt > now + Int64(core.configuration.clockSkewSeconds) { return .rejected("InvalidProviderToken") }
-        if now - issuedAt > Int64(core.configuration.providerTokenMaxAgeSeconds) { return .rejected("ExpiredProviderToken") }
+        if issuedAt > ClaimTime.plus(now, Int64(core.configuration.clockSkewSeconds)) { return .rejected("InvalidProviderToken") }
+        if ClaimTime.minus(now, issuedAt) > Int64(core.configuration.providerTokenMaxAgeSeconds) { return .rejected("ExpiredProviderToken") }
         if cached == nil { core.state.withLockedValue { $0.rememberProviderToken(String(jwt), issuedAt: issuedAt) } }
         return .accepted
     }

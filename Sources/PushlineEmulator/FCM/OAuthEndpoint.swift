@@ -46,8 +46,8 @@ struct OAuthEndpoint {
         let now = core.configuration.clock.seconds
         let skew = Int64(core.configuration.clockSkewSeconds)
         guard let iat = jwt.integerClaim("iat"), let exp = jwt.integerClaim("exp"),
-              exp > iat, exp - iat <= Self.maxAssertionLifetime,
-              iat <= now + skew, exp > now - skew
+              exp > iat, ClaimTime.minus(exp, iat) <= Self.maxAssertionLifetime,
+              iat <= ClaimTime.plus(now, skew), exp > ClaimTime.minus(now, skew)
         else {
             return reject(400, "invalid_grant", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.")
         }

@@ -27,6 +27,14 @@ enum TestJWT {
         return input + "." + base64URL(signature.rawRepresentation)
     }
 
+    /// A correctly signed ES256 token with claims given as raw JSON text (hostile numbers).
+    static func apnsProviderToken(key: P256.Signing.PrivateKey, keyID: String, rawClaims: String) -> String {
+        let header = base64URL(Array(json(["alg": "ES256", "kid": keyID]).utf8))
+        let input = header + "." + base64URL(Array(rawClaims.utf8))
+        let signature = try! key.signature(for: Array(input.utf8))
+        return input + "." + base64URL(signature.rawRepresentation)
+    }
+
     /// Google's service-account assertion: RS256, iss = client_email, scope, aud, iat, exp.
     static func oauthAssertion(
         key: _RSA.Signing.PrivateKey, keyID: String, clientEmail: String, audience: String,
