@@ -69,6 +69,20 @@ struct StateDirectoryTests {
         }
     }
 
+    @Test("a state folder under a file is an error naming the file")
+    func folderUnderAFile() throws {
+        let path = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "x".write(toFile: path, atomically: true, encoding: .utf8)
+        let directory = EmulatorStateDirectory(path: path + "/state")
+        do {
+            _ = try directory.prepare(teamID: "T", topic: "t", projectID: "p", endpoint: "https://127.0.0.1:1")
+            Issue.record("a folder under a file was accepted")
+        } catch {
+            #expect(error.description == "\(path): exists and is not a folder")
+        }
+    }
+
     @Test("descriptions of credentials and TLS identities never show key material")
     func redaction() throws {
         let credentials = FixtureCredentials.shared

@@ -10,16 +10,19 @@ import Darwin
 enum StateFiles {
     static let maxFileBytes = 1 << 20
 
+    /// `mkdir -p` with mode 0700, naming the component that failed and why.
     static func makeDirectory(_ path: String) throws(EmulatorError) {
-        var info = stat()
-        if lstat(path, &info) == 0 {
-            if (info.st_mode & S_IFMT) != S_IFDIR { throw .stateFile(path, "exists and is not a folder") }
-            return
-        }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .stateFile(path, "cannot create the folder: \(error.localizedDescription)")
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            var info = stat()
+            if lstat(prefix, &info) == 0 {
+                if (info.st_mode & S_IFMT) != S_IFDIR { throw .stateFile(prefix, "exists and is not a folder") }
+                continue
+            }
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                throw .stateFile(prefix, "cannot create the folder: \(String(cString: strerror(errno)))")
+            }
         }
     }
 
