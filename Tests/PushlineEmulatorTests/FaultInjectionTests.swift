@@ -140,27 +140,26 @@ struct FaultInjectionTests {
 
     @Test("added latency delays the answer without blocking the event loop")
     func latency() async throws {
-        try await withEmulator({ $0.faults.latencyMilliseconds = 3000; $0.threads = 1 }) { fixture in
+        try await withEmulator({ $0.faults.latencyMilliseconds = 1000; $0.threads = 1 }) { fixture in
             let client = try await fixture.connect()
             defer { Task { await client.close() } }
+            // Widen the connection first so both streams below may be open at once.
+            #expect(try await fixture.sendAPNs(client, token: TestDevice.apns(2)).status == 200)
+            #expect(client.announcedStreamLimits.last == 1000)
             let clock = ContinuousClock()
             let start = clock.now
-            let order = Mutex<[String]>([])
-            async let delayed: H2TestClient.Outcome = {
-                let outcome = try await fixture.sendAPNs(client, token: TestDevice.apns(1))
-                order.withLock { $0.append("apns") }
-                return outcome
-            }()
-            // Once the server holds the delayed answer, ask for /stats (never delayed): with one
-            // event-loop thread it can only answer first if the delay does not block the loop.
-            while fixture.emulator.stats().apns.requests == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            let stats = try await client.request("GET", "/stats")
-            order.withLock { $0.append("stats") }
-            let answer = try await delayed
-            #expect(stats.status == 200)
-            #expect(answer.status == 200)
-            #expect(order.withLock { $0 } == ["stats", "apns"])
-            #expect(clock.now - start >= .milliseconds(3000))
+            // The delayed APNs request, then /stats (never delayed), written in the same turn:
+            // with one event-loop thread, /stats can only be answered first if the delay does not
+            // block the loop.
+            let results = try await client.sendTogether([
+                ("POST", "/3/device/\(TestDevice.apns(1))", fixture.apnsHeaders(), EmulatorFixture.alertPayload),
+                ("GET", "/stats", [], []),
+            ])
+            #expect(results[0].outcome.status == 200)
+            #expect(results[1].outcome.status == 200)
+            #expect(results[1].arrival == 0)
+            #expect(results[0].arrival == 1)
+            #expect(clock.now - start >= .milliseconds(1000))
         }
     }
 }

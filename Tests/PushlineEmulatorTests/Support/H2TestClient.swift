@@ -110,6 +110,48 @@ final class H2TestClient: Sendable {
         return try await promise.futureResult.get()
     }
 
+    /// Sends `requests` in one event-loop turn (no task scheduling between them) and returns
+    /// their outcomes with the order in which the answers arrived (0 first).
+    func sendTogether(_ requests: [(method: String, path: String, headers: [(String, String)], body: [UInt8])]) async throws -> [(outcome: Outcome, arrival: Int)] {
+        let arrivals = NIOLockedValueBox(0)
+        let multiplexer = self.multiplexer
+        let loop = channel.eventLoop
+        let futures = try await loop.submit { () -> [EventLoopFuture<(outcome: Outcome, arrival: Int)>] in
+            requests.map { request in
+                let promise = loop.makePromise(of: Outcome.self)
+                let completion = OutcomeCompletion(promise: promise)
+                let timeout = loop.scheduleTask(in: .seconds(60)) { completion.complete(.failure(RequestTimedOut(path: request.path, limits: []))) }
+                var head = HPACKHeaders([(":method", request.method), (":path", request.path), (":scheme", "https"), (":authority", "127.0.0.1")])
+                for (name, value) in request.headers { head.add(name: name, value: value) }
+                let requestHead = head
+                let streamPromise = loop.makePromise(of: (any Channel).self)
+                multiplexer.createStreamChannel(promise: streamPromise) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandler(ResponseCollector(completion: completion))
+                    }
+                }
+                streamPromise.futureResult.whenSuccess { stream in
+                    stream.write(HTTP2Frame.FramePayload.headers(.init(headers: requestHead, endStream: request.body.isEmpty)), promise: nil)
+                    if !request.body.isEmpty {
+                        stream.write(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(bytes: request.body)), endStream: true)), promise: nil)
+                    }
+                    stream.flush()
+                }
+                return promise.futureResult.map { outcome in
+                    timeout.cancel()
+                    let arrival = arrivals.withLockedValue { count in
+                        defer { count += 1 }
+                        return count
+                    }
+                    return (outcome: outcome, arrival: arrival)
+                }
+            }
+        }.get()
+        var results: [(outcome: Outcome, arrival: Int)] = []
+        for future in futures { results.append(try await future.get()) }
+        return results
+    }
+
     func close() async {
         try? await channel.close()
     }
