@@ -23,14 +23,21 @@ let package = Package(
         .library(name: "PushlineIO", targets: ["PushlineIO"]),
         .library(name: "PushlineDelivery", targets: ["PushlineDelivery"]),
         .library(name: "PushlineRuntime", targets: ["PushlineRuntime"]),
+        .library(name: "PushlineEmulator", targets: ["PushlineEmulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        // Either major works (3.12.3 or 4.5.2 on this machine): the APIs used (P256, _RSA) are in both.
+        // The provider emulator: HTTP/2 over TLS (ALPN h2) with SwiftNIO, its keys and certificate.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // A range, so the sender's choice of 3.x or 4.x resolves to one copy.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // C shims: typed wrappers for the macro and variadic C APIs, nothing else.
@@ -66,10 +73,29 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // A local APNs / FCM v1 / OAuth server with fault injection, for tests and `pushline emulate`.
+        .target(
+            name: "PushlineEmulator",
+            dependencies: [
+                "PushlineCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "pushline",
             dependencies: [
                 "PushlineRuntime", "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO",
+                "PushlineEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -92,6 +118,19 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "PushlineRuntimeTests", dependencies: ["PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "PushlineEmulatorTests",
+            dependencies: [
+                "PushlineEmulator", "PushlineTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,86 @@
+/// The provider an emulated request was addressed to.
+public enum EmulatedProvider: String, Sendable, Codable, CaseIterable {
+    case apns, fcm
+}
+
+/// A fault the emulator injects in place of the normal answer.
+public enum InjectedFault: String, Sendable, Codable, CaseIterable {
+    /// APNs 410 `Unregistered` (with a timestamp). Token-level: every request for the token.
+    case apnsUnregistered
+    /// APNs 400 `BadDeviceToken`. Token-level.
+    case apnsBadDeviceToken
+    /// FCM 404 `UNREGISTERED`. Token-level.
+    case fcmUnregistered
+    /// APNs 429 `TooManyRequests`, with Retry-After.
+    case tooManyRequests
+    /// FCM 429 `QUOTA_EXCEEDED` (RESOURCE_EXHAUSTED), with Retry-After.
+    case quotaExceeded
+    /// 500: APNs `InternalServerError`, FCM `INTERNAL`.
+    case internalServerError
+    /// 503: APNs `ServiceUnavailable`, FCM `UNAVAILABLE`.
+    case serviceUnavailable
+    /// RST_STREAM REFUSED_STREAM: the request was not processed.
+    case refusedStream
+    /// The connection is closed without an answer (the request was not processed).
+    case dropConnection
+
+    /// Whether the fault belongs to the token (the same answer on every attempt) rather than to
+    /// one attempt.
+    public var isTokenLevel: Bool {
+        switch self {
+        case .apnsUnregistered, .apnsBadDeviceToken, .fcmUnregistered: true
+        default: false
+        }
+    }
+
+    /// Whether a request to `provider` can get this fault.
+    public func applies(to provider: EmulatedProvider) -> Bool {
+        switch self {
+        case .apnsUnregistered, .apnsBadDeviceToken, .tooManyRequests: provider == .apns
+        case .fcmUnregistered, .quotaExceeded: provider == .fcm
+        case .internalServerError, .serviceUnavailable, .refusedStream, .dropConnection: true
+        }
+    }
+}
+
+/// Probabilities (0…1) of each fault. Token-level rates are shares of tokens; the others are
+/// shares of attempts.
+public struct FaultRates: Sendable, Equatable {
+    private var rates: [InjectedFault: Double] = [:]
+
+    public init() {}
+
+    public init(_ rates: [InjectedFault: Double]) {
+        self.rates = rates
+    }
+
+    public subscript(fault: InjectedFault) -> Double {
+        get { rates[fault] ?? 0 }
+        set { rates[fault] = newValue }
+    }
+
+    /// The faults with a non-zero rate for `provider` in a fixed order (the order their shares
+    /// of the unit interval are laid out in, so the same seed gives the same answers).
+    func layout(for provider: EmulatedProvider, tokenLevel: Bool) -> [(InjectedFault, Double)] {
+        InjectedFault.allCases.compactMap { fault in
+            guard fault.applies(to: provider), fault.isTokenLevel == tokenLevel else { return nil }
+            let rate = self[fault]
+            return rate > 0 ? (fault, rate) : nil
+        }
+    }
+
+    func validate() throws(EmulatorError) {
+        for fault in InjectedFault.allCases {
+            let rate = self[fault]
+            if !(rate >= 0 && rate <= 1) { throw .invalidConfiguration("the rate of \(fault.rawValue) must be between 0 and 1; got \(rate)") }
+        }
+        for provider in EmulatedProvider.allCases {
+            for tokenLevel in [true, false] {
+                let total = layout(for: provider, tokenLevel: tokenLevel).reduce(0) { $0 + $1.1 }
+                if total > 1.000_000_1 {
+                    throw .invalidConfiguration("the \(tokenLevel ? "token-level" : "per-attempt") fault rates for \(provider.rawValue) add up to \(total), more than 1")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import NIOConcurrencyHelpers
+
+/// The request handling behind every connection: routes a request to the APNs, FCM, OAuth or
+/// stats endpoint and keeps the shared state. Thread-safe; one per emulator.
+final class EmulatorCore: Sendable {
+    let configuration: EmulatorConfiguration
+    let state = NIOLockedValueBox(EmulatorState())
+    /// The bound port, set once after bind: the OAuth endpoint accepts its own URL as audience.
+    let boundPort = NIOLockedValueBox(0)
+
+    init(configuration: EmulatorConfiguration) {
+        self.configuration = configuration
+    }
+
+    var now: Int64 { configuration.clock.milliseconds }
+
+    func answer(_ request: EmulatorRequest) -> EmulatorAnswer {
+        let path = request.path
+        if path.hasPrefix("/3/device/") || path == "/3/device" {
+            return APNsEndpoint(core: self).answer(request)
+        }
+        if path.hasPrefix("/v1/projects/") {
+            return FCMEndpoint(core: self).answer(request)
+        }
+        switch path {
+        case "/token":
+            return OAuthEndpoint(core: self).answer(request)
+        case "/stats":
+            if request.method == "DELETE" { return reset() }
+            guard request.method == "GET" else { return .json(405, #"{"error":"use GET /stats, or POST /stats/reset"}"#) }
+            return EmulatorAnswer(action: .respond(status: 200, headers: [("content-type", "application/json")], body: statsJSON()))
+        case "/stats/reset":
+            guard request.method == "POST" else { return .json(405, #"{"error":"use POST /stats/reset"}"#) }
+            return reset()
+        default:
+            state.withLockedValue { $0.record(nil, token: nil, status: "404", label: "404") }
+            return .json(404, #"{"reason":"BadPath"}"#)
+        }
+    }
+
+    private func reset() -> EmulatorAnswer {
+        state.withLockedValue { $0.reset() }
+        return .json(200, #"{"reset":true}"#)
+    }
+
+    func stats() -> EmulatorStats {
+        state.withLockedValue { $0.stats }
+    }
+
+    func statsJSON() -> [UInt8] {
+        let stats = stats()
+        return StatsJSON.encode(stats)
+    }
+
+    func connectionOpened() {
+        state.withLockedValue {
+            $0.stats.connectionsOpened += 1
+            $0.stats.connectionsOpen += 1
+        }
+    }
+
+    func connectionClosed() {
+        state.withLockedValue { $0.stats.connectionsOpen -= 1 }
+    }
+
+    func streamOpened() {
+        state.withLockedValue { $0.stats.streams += 1 }
+    }
+
+    func goawaySent() {
+        state.withLockedValue { $0.stats.goawaysSent += 1 }
+    }
+
+    /// Answers a valid request: the fault plan's answer for this attempt, or `normal`.
+    func faultOrNormal(
+        _ provider: EmulatedProvider, token: String,
+        normal: (_ attempt: Int) -> (EmulatorAnswer, label: String, delivered: Bool, validated: Bool),
+        fault: (InjectedFault, _ attempt: Int) -> (EmulatorAnswer, label: String)
+    ) -> EmulatorAnswer {
+        let plan = configuration.faults
+        let attempt = state.withLockedValue { $0.nextAttempt(provider, token) }
+        var answer: EmulatorAnswer
+        let label: String
+        let status: String
+        var delivered = false
+        var validated = false
+        if let injected = plan.fault(for: provider, token: token, attempt: attempt) {
+            switch injected {
+            case .refusedStream:
+                answer = EmulatorAnswer(action: .refuseStream)
+                label = "refused_stream"
+                status = label
+            case .dropConnection:
+                answer = EmulatorAnswer(action: .dropConnection)
+                label = "dropped_connection"
+                status = label
+            default:
+                (answer, label) = fault(injected, attempt)
+                status = answer.statusText
+            }
+        } else {
+            (answer, label, delivered, validated) = normal(attempt)
+            status = answer.statusText
+        }
+        answer.authenticated = true
+        answer.latencyMilliseconds = plan.latency(for: provider, token: token, attempt: attempt)
+        state.withLockedValue { $0.record(provider, token: token, status: status, label: label, delivered: delivered, validated: validated) }
+        return answer
+    }
+
+    /// Records an answer given before the fault decision (a rejected request).
+    func recordRejected(_ provider: EmulatedProvider, token: String?, answer: EmulatorAnswer, label: String) -> EmulatorAnswer {
+        state.withLockedValue { $0.record(provider, token: token, status: answer.statusText, label: label) }
+        return answer
+    }
+
+    /// Deterministic 128 bits for ids (apns-id, FCM message names): the same seed, token and
+    /// attempt give the same id.
+    func idBits(_ provider: EmulatedProvider, token: String, attempt: Int) -> (UInt64, UInt64) {
+        let base = FaultHash.mix(configuration.faults.seed ^ provider.salt ^ FaultHash.token(token))
+        let a = FaultHash.mix(base ^ UInt64(clamping: attempt))
+        return (a, FaultHash.mix(a ^ 0x5eed))
+    }
+}
+
+extension EmulatorAnswer {
+    var statusText: String {
+        switch action {
+        case .respond(let status, _, _): String(status)
+        case .refuseStream: "refused_stream"
+        case .dropConnection: "dropped_connection"
+        }
+    }
+}

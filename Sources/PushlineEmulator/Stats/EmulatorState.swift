@@ -1,0 +1,72 @@
+/// The mutable state every connection shares, behind one lock in `EmulatorCore`: counters,
+/// attempt numbers for the fault plan, issued access tokens and verified provider tokens.
+struct EmulatorState {
+    var stats = EmulatorStats()
+    /// Valid requests so far per provider and token: the attempt number of the next one.
+    var attempts: [EmulatedProvider: [String: Int]] = [:]
+    /// Access tokens issued by `/token`, with their expiry (UNIX ms).
+    var accessTokens: [String: Int64] = [:]
+    /// Provider tokens (JWT text) whose signature verified, with their `iat`: APNs verifies a
+    /// token once and then only checks its age, which keeps ECDSA off the per-request path.
+    var verifiedProviderTokens: [String: Int64] = [:]
+
+    static let maxAccessTokens = 100_000
+    static let maxVerifiedProviderTokens = 1_024
+
+    /// Claims the next attempt number for `token`.
+    mutating func nextAttempt(_ provider: EmulatedProvider, _ token: String) -> Int {
+        let attempt = attempts[provider, default: [:]][token, default: 0]
+        attempts[provider, default: [:]][token] = attempt &+ 1
+        return attempt
+    }
+
+    mutating func record(_ provider: EmulatedProvider?, token: String?, status: String, label: String, delivered: Bool = false, validated: Bool = false) {
+        stats.statuses[status, default: 0] += 1
+        guard let provider else { return }
+        update(provider) { provider in
+            provider.answers[label, default: 0] += 1
+            if delivered { provider.delivered += 1 }
+            if validated { provider.validated += 1 }
+            guard let token else { return }
+            var entry = provider.tokens[token] ?? EmulatorStats.TokenStats()
+            entry.requests += 1
+            if delivered { entry.delivered += 1 }
+            if validated { entry.validated += 1 }
+            if entry.answers.count < EmulatorStats.TokenStats.maxHistory { entry.answers.append(label) }
+            provider.tokens[token] = entry
+        }
+    }
+
+    mutating func countRequest(_ provider: EmulatedProvider) {
+        update(provider) { $0.requests += 1 }
+    }
+
+    private mutating func update(_ provider: EmulatedProvider, _ body: (inout EmulatorStats.ProviderStats) -> Void) {
+        switch provider {
+        case .apns: body(&stats.apns)
+        case .fcm: body(&stats.fcm)
+        }
+    }
+
+    /// Forgets counters and attempt numbers (so the fault plan starts over), keeps credentials
+    /// and the count of open connections.
+    mutating func reset() {
+        let open = stats.connectionsOpen
+        stats = EmulatorStats()
+        stats.connectionsOpen = open
+        attempts = [:]
+    }
+
+    mutating func rememberAccessToken(_ token: String, expiresAt: Int64, now: Int64) {
+        if accessTokens.count >= Self.maxAccessTokens {
+            accessTokens = accessTokens.filter { $0.value > now }
+            if accessTokens.count >= Self.maxAccessTokens { accessTokens = [:] }
+        }
+        accessTokens[token] = expiresAt
+    }
+
+    mutating func rememberProviderToken(_ token: String, issuedAt: Int64) {
+        if verifiedProviderTokens.count >= Self.maxVerifiedProviderTokens { verifiedProviderTokens = [:] }
+        verifiedProviderTokens[token] = issuedAt
+    }
+}
