@@ -1,15 +1,5 @@
-/// A deterministic random source (SplitMix64): the policies take any `RandomNumberGenerator`,
-/// and this one makes a retry schedule or a fault-injection run reproducible from a seed.
-public struct SeededRandomSource: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+public import PushlineCore
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The deterministic random source the policies are tested with: they take any
+/// `RandomNumberGenerator`, and a seeded one makes a retry schedule reproducible.
+public typealias SeededRandomSource = SplitMix64

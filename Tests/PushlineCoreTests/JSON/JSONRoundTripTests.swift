@@ -2,18 +2,6 @@ import Foundation
 import PushlineCore
 import Testing
 
-/// A seeded generator (SplitMix64) so that a failing case can be reproduced from its number.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A JSON value as the test means it, independent of the reader and the writer.
 indirect enum TestValue {
     case null, bool(Bool), int(Int), double(Double), string([UInt8])
@@ -101,7 +89,7 @@ indirect enum TestValue {
 
 @Suite struct JSONRoundTripTests {
     @Test func randomValuesThroughWriterAndReader() throws {
-        var generator = SplitMix64(state: 20_241_121)
+        var generator = SplitMix64(seed: 20_241_121)
         var writer = JSONWriter()
         var foundationChecked = 0
         for n in 0..<3000 {
