@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "PushlineRuntime",
             dependencies: [
-                "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO", "CCurl",
+                "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO", "PushlineDelivery", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Yams", package: "Yams"),
@@ -111,13 +111,13 @@ let package = Package(
         .testTarget(
             name: "PushlineDeliveryTests",
             dependencies: [
-                "PushlineDelivery", "PushlineCore", "PushlineTestSupport",
+                "PushlineDelivery", "PushlineCore", "PushlineTestSupport", "PushlineEmulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "PushlineRuntimeTests", dependencies: ["PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushlineRuntimeTests", dependencies: ["PushlineRuntime", "PushlineDelivery", "PushlineEmulator", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "PushlineEmulatorTests",
             dependencies: [

@@ -1,0 +1,90 @@
+public import PushlineCore
+
+/// One provider's sending lane, as the run's delivery sink sees it: a bounded queue, the rate
+/// limiter, the transport and the retry queue behind it. Every request given to `send` produces
+/// exactly one `.settled` event (and at most one `.deferred` before it).
+public protocol DeliveryLane: Sendable {
+    var provider: Provider { get }
+
+    /// Hands requests over in order, suspending while the lane's queue is full (the run's
+    /// backpressure). After the lane stopped (configuration error) or was cancelled, requests are
+    /// settled at once without being sent.
+    func send(_ requests: [OutgoingRequest]) async
+
+    /// Events in batches, read by one task; the sequence ends after `finish()` or `cancel()` once
+    /// every request given has settled.
+    var events: AsyncStream<[SendEvent]> { get }
+
+    /// No more requests: send what is queued, wait out the retries, end `events`.
+    func finish() async
+
+    /// Stop now: what is queued or waiting for a retry settles as failed (`cancelled`); what is in
+    /// flight gets its answer or is cancelled.
+    func cancel() async
+
+    /// What the lane measured and why it stopped, if it did.
+    func report() async -> LaneReport
+}
+
+/// A lane's account for the summary.
+public struct LaneReport: Sendable {
+    public var provider: Provider
+    /// Set when a configuration error stopped the provider: the message for the person running it
+    /// (no secret in it).
+    public var stoppedBecause: String?
+    /// Requests put on the wire, retries included.
+    public var attempts = 0
+    public var retries = 0
+    /// The rate limiter's rate when the lane ended (after adaptive slowdowns), per second.
+    public var finalRatePerSecond: Double = 0
+    /// How many times a 429 / quota answer halved the rate.
+    public var slowdowns = 0
+    public var connectionsOpened = 0
+
+    public init(provider: Provider) { self.provider = provider }
+}
+
+/// How one provider's lane is set up: filled from the pipeline's `providers:` block (and its
+/// credentials), read by the senders.
+public struct SenderSettings: Sendable {
+    /// Replaces the route's origin (`https://host[:port]`, no path): an emulator, a proxy. Nil:
+    /// the provider's real host (the route's own origin).
+    public var endpoint: String?
+    /// A PEM file of extra trust anchors (an emulator's certificate); verification stays on.
+    public var caFile: String?
+    public var connections: Int
+    public var streamsPerConnection: Int
+    public var rate: SendRate
+    /// Time allowed for one attempt, connection included.
+    public var requestTimeout: Duration
+    public var retry: RetryPolicy
+
+    public init(endpoint: String? = nil, caFile: String? = nil, connections: Int, streamsPerConnection: Int, rate: SendRate, requestTimeout: Duration = .seconds(30), retry: RetryPolicy) {
+        self.endpoint = endpoint
+        self.caFile = caFile
+        self.connections = connections
+        self.streamsPerConnection = streamsPerConnection
+        self.rate = rate
+        self.requestTimeout = requestTimeout
+        self.retry = retry
+    }
+}
+
+/// The credentials of one provider, loaded and checked (`validate` loads them before anything is read).
+public enum ProviderCredentials: Sendable {
+    case apns(APNsSigningKey)
+    case fcm(FCMServiceAccount)
+}
+
+/// Everything a run needs to send to one provider.
+public struct ProviderSendConfiguration: Sendable {
+    public var provider: Provider
+    public var credentials: ProviderCredentials
+    public var settings: SenderSettings
+
+    public init(provider: Provider, credentials: ProviderCredentials, settings: SenderSettings) {
+        self.provider = provider
+        self.credentials = credentials
+        self.settings = settings
+    }
+}
