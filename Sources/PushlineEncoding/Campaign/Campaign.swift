@@ -72,7 +72,10 @@ public struct CampaignCompileError: Error, Sendable, CustomStringConvertible {
 extension Campaign {
     /// Validates a pipeline and compiles it. Every problem is reported at once, with its path.
     /// `now` is the run's start (UNIX seconds), from which relative expiries count.
-    public static func compile(_ root: ConfigNode, now: Int) throws(CampaignCompileError) -> Campaign {
+    /// `serviceAccountProject`: the `project_id` of the loaded `providers.fcm.service_account`
+    /// file, used when the pipeline gives no `providers.fcm.project_id` (the loader reads the file
+    /// and checks the two agree; compiling does no I/O).
+    public static func compile(_ root: ConfigNode, now: Int, serviceAccountProject: String? = nil) throws(CampaignCompileError) -> Campaign {
         var log = DiagnosticLog()
         let requireHTTPS = root["limits"]?["require_https_urls"]?.boolValue ?? false
         let validation = ValidationOptions(requireHTTPSURLs: requireHTTPS)
@@ -108,7 +111,7 @@ extension Campaign {
         }
 
         var plans = Plans()
-        let fcmProject = providers?["fcm"]?["project_id"]?.stringValue
+        let fcmProject = providers?["fcm"]?["project_id"]?.stringValue ?? (providers?["fcm"]?["service_account"] != nil ? serviceAccountProject : nil)
 
         if targets.platforms.contains(.ios), let ios = IOSMapping.map(notification: notification, path: path, style: style, context: &context) {
             if let topic = providers?["apns"]?["topic"]?.stringValue {
@@ -135,7 +138,7 @@ extension Campaign {
             if let fcmProject {
                 plans.fcmAndroid = FCMPlan(message: message, projectID: fcmProject, payloadLimit: ProviderLimits.fcmPayload)
             } else {
-                context.log.error(ConfigPath("providers.fcm.project_id"), "is required when device_types includes android (the Firebase project of the FCM v1 URL)", at: providers ?? root)
+                context.log.error(ConfigPath("providers.fcm.project_id"), "is required when device_types includes android (the Firebase project of the FCM v1 URL; or give providers.fcm.service_account, whose project_id is used)", at: providers ?? root)
             }
         }
         if targets.platforms.contains(.amazon) {

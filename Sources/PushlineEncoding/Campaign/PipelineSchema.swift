@@ -9,21 +9,84 @@ public enum PipelineSchema {
         SchemaProperty("require_https_urls", .boolean),
     ])
 
+    /// How many connections and streams a sending lane may use, and its rate: shared by APNs and
+    /// FCM (their defaults differ: `ProviderSendDefaults` in PushlineRuntime, docs/pipeline.md).
+    static let sendingProperties: [SchemaProperty] = [
+        // An origin replacing the provider's host (an emulator, a proxy): `ProviderEndpoint`.
+        SchemaProperty("endpoint", .string(.constant)),
+        // Extra trust anchors (PEM), relative to the pipeline file; verification stays on.
+        SchemaProperty("ca_file", .string(.constant)),
+        SchemaProperty("connections", .integer(sendingConnections)),
+        SchemaProperty("streams", .integer(sendingStreams)),
+        // `10000/s`, `600000/min`, `N/h`: parsed by the sender's `SendRate` when loading.
+        SchemaProperty("rate", .string(.constant)),
+        SchemaProperty("burst", .integer(1...10_000_000)),
+    ]
+
+    /// Connections per provider: APNs wants few long-lived ones; FCM about 10 for 10,000/s.
+    public static let sendingConnections = 1...64
+    /// Concurrent streams per connection (libcurl uses the lower of this and the server's limit).
+    public static let sendingStreams = 1...10_000
+
     public static let apnsProvider = ObjectSchema("providers.apns", [
         SchemaProperty("topic", .string(.header(maxBytes: WireValue.maxHeaderBytes, personalizable: false)), required: true),
         SchemaProperty("environment", .enumeration(APNsEnvironment.allCases.map(\.rawValue)), default: .string("production")),
+        // Token authentication: all three or none (`apnsCredentialsRule`).
         SchemaProperty("team_id", .string(.constant)),
         SchemaProperty("key_id", .string(.constant)),
         SchemaProperty("key_file", .string(.constant)),
-        SchemaProperty("rate", .string(.constant)),
-    ])
+    ] + sendingProperties, rules: [apnsCredentialsRule, sendingRule])
 
     public static let fcmProvider = ObjectSchema("providers.fcm", [
-        // The FCM URL's path segment: `…/v1/projects/<project_id>/messages:send`.
-        SchemaProperty("project_id", .string(.pathSegment), required: true),
+        // The FCM URL's path segment: `…/v1/projects/<project_id>/messages:send`. Optional when
+        // `service_account` is given: the account file's project_id is used (`fcmProjectRule`).
+        SchemaProperty("project_id", .string(.pathSegment)),
         SchemaProperty("service_account", .string(.constant)),
-        SchemaProperty("rate", .string(.constant)),
-    ])
+    ] + sendingProperties, rules: [fcmProjectRule, sendingRule])
+
+    static let apnsCredentialsRule: SchemaRule = { node, path, log, _ in
+        let names = ["team_id", "key_id", "key_file"]
+        let given = names.filter { node[$0] != nil }
+        guard !given.isEmpty else { return }
+        for name in names where node[name] == nil {
+            log.error(path / name, "is required with \(given.joined(separator: " and ")) (APNs token authentication needs team_id, key_id and key_file)", at: node)
+        }
+        for name in ["team_id", "key_id"] {
+            guard let value = node[name], let text = value.stringValue else { continue }
+            let bytes = text.utf8
+            if bytes.isEmpty || bytes.count > 64 || !bytes.allSatisfy({ isASCIIAlphanumeric($0) }) {
+                log.error(path / name, "expected 1 to 64 ASCII letters and digits (Apple's are 10 characters), found '\(text.prefix(80))'", at: value)
+            }
+        }
+        nonEmpty(["key_file"], in: node, path: path, log: &log)
+    }
+
+    static let fcmProjectRule: SchemaRule = { node, path, log, _ in
+        if node["project_id"] == nil && node["service_account"] == nil {
+            log.error(path / "project_id", "is required in providers.fcm (or give service_account: its project_id is used)", at: node)
+        }
+        nonEmpty(["service_account"], in: node, path: path, log: &log)
+    }
+
+    /// The settings every sending provider shares: the endpoint is an origin, files are named.
+    static let sendingRule: SchemaRule = { node, path, log, _ in
+        if let value = node["endpoint"], let text = value.stringValue, case .failure(let problem) = ProviderEndpoint.origin(text) {
+            log.error(path / "endpoint", "\(problem), found '\(text.prefix(200))'", at: value)
+        }
+        nonEmpty(["ca_file", "rate"], in: node, path: path, log: &log)
+    }
+
+    static func nonEmpty(_ names: [String], in node: ConfigNode, path: ConfigPath, log: inout DiagnosticLog) {
+        for name in names {
+            if let value = node[name], value.stringValue?.isEmpty == true {
+                log.error(path / name, "must not be empty", at: value)
+            }
+        }
+    }
+
+    static func isASCIIAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
 
     public static let admProvider = ObjectSchema("providers.adm", [
         SchemaProperty("client_id", .string(.constant)),

@@ -12,6 +12,9 @@ public struct LoadedPipeline: Sendable {
     public var audiencePath: String?
     /// The output folder, resolved against the current directory.
     public var outputPath: String
+    /// The providers' credentials (loaded and checked) and lane settings: what a sending run uses
+    /// (`DeliveryConfiguration.load(pipeline:)`, `RunDecision`).
+    public var delivery = DeliveryConfiguration()
 }
 
 /// Why a pipeline could not be loaded; `description` lists every problem, one per line, each
@@ -31,19 +34,47 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
 /// The file is read up to `ConfigLimits.maxFileBytes` and composed by `YAMLComposer`, which bounds
 /// depth, aliases and expanded size before any tree is walked.
 public enum PipelineLoader {
-    public static func load(path: String, now: Int, limits: ConfigLimits = .standard) throws(PipelineError) -> LoadedPipeline {
+    /// Reads, expands `${VAR}` in `providers:` (from `environment`), loads the providers'
+    /// credentials and compiles: every problem of all three steps is reported at once, in file
+    /// order. `environment`: the process's unless given (tests pass their own).
+    public static func load(
+        path: String, now: Int, limits: ConfigLimits = .standard,
+        environment: [String: String]? = nil
+    ) throws(PipelineError) -> LoadedPipeline {
+        let environment = environment ?? ProcessInfo.processInfo.environment
         let bytes = try readFile(path, limit: limits.maxFileBytes)
-        let root = try parse(bytes: bytes, path: path, limits: limits)
-        let campaign: Campaign
-        do {
-            campaign = try Campaign.compile(root, now: now)
-        } catch {
-            throw PipelineError(path: path, diagnostics: error.diagnostics)
-        }
+        let parsed = try parse(bytes: bytes, path: path, limits: limits)
         let folder = (path as NSString).deletingLastPathComponent
+        let expansion = ProviderVariables.expand(parsed, environment: environment)
+        let root = expansion.root
+        let delivery = DeliveryConfigurationReader(folder: folder, skipped: expansion.failedPaths).read(root)
+        var diagnostics = expansion.diagnostics + delivery.log.diagnostics
+        var compiled: Campaign?
+        do {
+            compiled = try Campaign.compile(root, now: now, serviceAccountProject: delivery.serviceAccountProject)
+        } catch {
+            // A value whose variable is missing was reported once, by name; its schema check
+            // against the unexpanded text would only repeat it.
+            diagnostics += error.diagnostics.filter { !expansion.failedPaths.contains($0.path) }
+        }
+        guard let campaign = compiled, !diagnostics.contains(where: { $0.severity == .error }) else {
+            throw PipelineError(path: path, diagnostics: ordered(diagnostics + (compiled?.warnings ?? [])))
+        }
         let audience = campaign.audience.map { $0 == "-" || $0.hasPrefix("/") ? $0 : (folder.isEmpty ? $0 : folder + "/" + $0) }
         let output = campaign.output ?? "out/\(campaign.name)"
-        return LoadedPipeline(path: path, campaign: campaign, audiencePath: audience, outputPath: output)
+        var loaded = LoadedPipeline(path: path, campaign: campaign, audiencePath: audience, outputPath: output)
+        loaded.delivery = DeliveryConfiguration(
+            configured: delivery.configured,
+            sendingProblems: DeliveryConfiguration.sendingProblems(campaign: campaign, root: root, configured: Set(delivery.configured.map(\.provider)))
+        )
+        return loaded
+    }
+
+    /// File order (line, column), stable for equal places.
+    static func ordered(_ diagnostics: [ConfigDiagnostic]) -> [ConfigDiagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            (a.element.line, a.element.column, a.offset) < (b.element.line, b.element.column, b.offset)
+        }.map(\.element)
     }
 
     /// Parses YAML text into a configuration tree.

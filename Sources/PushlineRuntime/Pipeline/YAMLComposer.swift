@@ -61,7 +61,11 @@ struct YAMLComposer {
             var event = yaml_event_t()
             while true {
                 guard yaml_parser_parse(&parser, &event) == 1 else {
-                    return .failure(Failure(diagnostic: composer.parserDiagnostic(parser)))
+                    var diagnostic = composer.parserDiagnostic(parser)
+                    if diagnostic.message.contains("flow"), lineHoldsVariable(buffer, line: diagnostic.line) {
+                        diagnostic.message += " (a ${VAR} inside { } or [ ] must be quoted, as { } are YAML's: key_file: \"${APNS_KEY_FILE}\")"
+                    }
+                    return .failure(Failure(diagnostic: diagnostic))
                 }
                 defer { yaml_event_delete(&event) }
                 if event.type == YAML_STREAM_END_EVENT { return .success(composer.root) }
@@ -285,6 +289,23 @@ struct YAMLComposer {
             diagnostic.message = message
         }
         return diagnostic
+    }
+
+    /// Whether 1-based `line` of the file holds `${` (a provider variable written unquoted in a flow
+    /// collection, where YAML reads its braces as structure).
+    private static func lineHoldsVariable(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) -> Bool {
+        guard line > 0 else { return false }
+        var current = 1
+        var i = 0
+        while i < bytes.count && current < line {
+            if bytes[i] == UInt8(ascii: "\n") { current += 1 }
+            i += 1
+        }
+        while i + 1 < bytes.count && bytes[i] != UInt8(ascii: "\n") {
+            if bytes[i] == UInt8(ascii: "$") && bytes[i + 1] == UInt8(ascii: "{") { return true }
+            i += 1
+        }
+        return false
     }
 
     /// Text from the file quoted in a diagnostic, cut to 80 characters so a message stays one

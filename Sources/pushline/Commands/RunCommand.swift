@@ -5,12 +5,14 @@ import PushlineRuntime
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run a campaign over its audience (a dry run writes the requests to files).",
+        abstract: "Run a campaign over its audience: send it, or (--dry-run) write the requests to files.",
         discussion: """
-        Validates the pipeline first and reads nothing if it is invalid. Writes, in the output folder:
-        requests-<provider>.ndjson[.gz] (dry run), rejects.ndjson and summary.json.
-        Dry run is the default while no provider credentials are configured; sending is not
-        available in this version.
+        Validates the pipeline first, loads the providers' credentials, and reads nothing if
+        anything is wrong. With credentials in `providers:` (APNs key_file, FCM service_account)
+        the run sends to every provider its routes reach, and each of them needs credentials;
+        without any it is a dry run and says so. Writes, in the output folder: sent.ndjson,
+        invalid-tokens.ndjson, failed.ndjson (sending) or requests-<provider>.ndjson[.gz] (dry
+        run), rejects.ndjson and summary.json.
         """
     )
 
@@ -18,6 +20,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Flag(help: "Write the requests to files instead of sending them.")
     var dryRun = false
+
+    @Flag(help: "Send FCM requests with validate_only: true (FCM checks them, delivers nothing); APNs has no such mode, so APNs devices are skipped (reason validate_only). Only when sending.")
+    var validateOnly = false
 
     @Option(help: ArgumentHelp("Output folder (default: the pipeline's `output`, else out/<name>).", valueName: "dir"))
     var output: String?
@@ -36,17 +41,28 @@ struct RunCommand: AsyncParsableCommand {
     func validate() throws {
         if output?.isEmpty == true { throw ValidationError("--output must not be empty") }
         if audience?.isEmpty == true { throw ValidationError("--audience must not be empty (use - for standard input)") }
+        if validateOnly && dryRun {
+            throw ValidationError("--validate-only asks FCM to check the requests while sending; it cannot be combined with --dry-run")
+        }
         if let workers, !(1...Self.maxWorkers).contains(workers) {
             throw ValidationError("--workers must be between 1 and \(Self.maxWorkers); got \(workers)")
         }
     }
 
     func run() async throws {
-        let loaded = try options.load()
-        if loaded.campaign.hasCredentials && !dryRun {
-            Console.fail("sending to providers is not available in this version: run with --dry-run")
-            throw ExitCode(RunStatus.invalidPipelineExitCode)
+        var loaded = try options.load()
+        let decision: RunDecision
+        do {
+            decision = try RunDecision(pipeline: loaded, dryRun: dryRun, validateOnly: validateOnly)
+        } catch {
+            if let invalid = error.pipelineError {
+                options.reportInvalid(invalid, while: "to send")
+                throw ExitCode(RunStatus.invalidPipelineExitCode)
+            }
+            Console.fail(error.description)
+            throw ExitCode(ExitCode.validationFailure.rawValue)
         }
+        decision.apply(to: &loaded)
         guard let audiencePath = audience ?? loaded.audiencePath else {
             Console.fail("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
             throw ExitCode(RunStatus.invalidPipelineExitCode)
@@ -57,9 +73,11 @@ struct RunCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
+        let logger = Logger(label: "pushline")
+        if let notice = decision.notice { logger.notice("\(notice)") }
         let run = CampaignRun(
             pipeline: loaded, audiencePath: audiencePath, outputFolder: output ?? loaded.outputPath,
-            workers: workers, logger: Logger(label: "pushline")
+            workers: workers, mode: decision.mode, logger: logger
         )
         let report = await run.run()
         if let failure = report.failure {

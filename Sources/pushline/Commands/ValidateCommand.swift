@@ -5,14 +5,30 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check a pipeline file: every problem is listed with its path, line and column.",
-        discussion: "Reads no audience. Exits 0 when the pipeline is valid (warnings are printed), 2 when it is not, 5 when standard output cannot be written."
+        discussion: """
+        Reads no audience. Loads the providers' credentials (key files, service account, CA files)
+        and, when the pipeline has credentials (so `run` would send), checks that every provider its
+        routes reach can be sent to. Exits 0 when the pipeline is valid (warnings are printed), 2
+        when it is not, 5 when standard output cannot be written.
+        """
     )
 
     @OptionGroup var options: PipelineOptions
 
     func run() throws {
         let loaded = try options.load()
+        // What a plain `run` would do: with credentials it sends, so sending must be possible.
+        var sending = "dry run only (no provider credentials)"
+        if loaded.delivery.hasCredentials {
+            do {
+                let providers = try DeliveryConfiguration.load(pipeline: loaded).map(\.provider.rawValue)
+                sending = "sends to \(providers.isEmpty ? "no provider" : providers.joined(separator: ", "))"
+            } catch {
+                options.reportInvalid(error, while: "to send")
+                throw ExitCode(RunStatus.invalidPipelineExitCode)
+            }
+        }
         let warnings = loaded.campaign.warnings.count
-        try Console.line("\(options.pipeline): valid (campaign '\(loaded.campaign.name)', \(loaded.campaign.dialect.rawValue), device types \(loaded.campaign.deviceTypes.map(\.rawValue).sorted().joined(separator: ", "))\(warnings > 0 ? ", \(warnings) warnings" : ""))")
+        try Console.line("\(options.pipeline): valid (campaign '\(loaded.campaign.name)', \(loaded.campaign.dialect.rawValue), device types \(loaded.campaign.deviceTypes.map(\.rawValue).sorted().joined(separator: ", ")), \(sending)\(warnings > 0 ? ", \(warnings) warnings" : ""))")
     }
 }

@@ -31,10 +31,16 @@ struct PipelineOptions: ParsableArguments {
             }
             return loaded
         } catch {
-            Console.error(error.description)
-            let count = error.diagnostics.filter { $0.severity == .error }.count
-            Console.fail("\(pipeline): invalid pipeline (\(count) error\(count == 1 ? "" : "s")); nothing was read")
+            reportInvalid(error)
             throw ExitCode(RunStatus.invalidPipelineExitCode)
         }
+    }
+
+    /// Prints every diagnostic and the one `pushline: error:` line (the caller exits 2).
+    /// `purpose`: what the pipeline is invalid for, when only sending needs it.
+    func reportInvalid(_ error: PipelineError, while purpose: String? = nil) {
+        Console.error(error.description)
+        let count = error.diagnostics.filter { $0.severity == .error }.count
+        Console.fail("\(pipeline): invalid pipeline\(purpose.map { " " + $0 } ?? "") (\(count) error\(count == 1 ? "" : "s")); nothing was read")
     }
 }

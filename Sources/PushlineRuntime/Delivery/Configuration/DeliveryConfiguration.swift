@@ -1,0 +1,67 @@
+public import PushlineCore
+public import PushlineDelivery
+import PushlineEncoding
+
+/// The sending side of a pipeline: the credentials and lane settings of every provider whose
+/// credentials `providers:` gives (loaded and checked when the pipeline is loaded, before anything
+/// is read), and what would stop the campaign from sending as configured.
+public struct DeliveryConfiguration: Sendable {
+    /// One per provider with credentials (APNs: team_id, key_id, key_file; FCM: service_account),
+    /// in provider order, whether the campaign's routes reach it or not.
+    public var configured: [ProviderSendConfiguration]
+    /// Why the campaign cannot send as configured: a route to a provider without credentials or
+    /// without a sender. Errors for `validate` and a sending `run`; a dry run ignores them.
+    public var sendingProblems: [ConfigDiagnostic]
+
+    public init(configured: [ProviderSendConfiguration] = [], sendingProblems: [ConfigDiagnostic] = []) {
+        self.configured = configured
+        self.sendingProblems = sendingProblems
+    }
+
+    /// Whether the pipeline names credentials: then `run` sends unless `--dry-run` is given.
+    public var hasCredentials: Bool { !configured.isEmpty }
+
+    /// The configurations a sending run uses: one per provider the campaign's routes reach.
+    /// Throws the sending problems (as `validate` prints them) when there are any.
+    public static func load(pipeline: LoadedPipeline) throws(PipelineError) -> [ProviderSendConfiguration] {
+        let delivery = pipeline.delivery
+        if !delivery.sendingProblems.isEmpty {
+            throw PipelineError(path: pipeline.path, diagnostics: delivery.sendingProblems)
+        }
+        let reached = Set(pipeline.campaign.routeTable.providers)
+        return delivery.configured.filter { reached.contains($0.provider) }
+    }
+
+    /// For each provider the routes reach: credentials to send with, and a sender at all.
+    static func sendingProblems(campaign: Campaign, root: ConfigNode, configured: Set<Provider>) -> [ConfigDiagnostic] {
+        var log = DiagnosticLog()
+        let providers = root["providers"]
+        let table = campaign.routeTable
+        for provider in table.providers.sorted() where !configured.contains(provider) {
+            var platforms: [String] = []
+            for route in table.routes where route.provider == provider && !platforms.contains(route.platformName) {
+                platforms.append(route.platformName)
+            }
+            let devices = "\(platforms.joined(separator: ", ")) devices"
+            switch provider {
+            case .apns:
+                log.error(ConfigPath("providers.apns.key_file"), "is required to send: \(devices) go to APNs; add team_id, key_id and key_file to providers.apns (or run with --dry-run)", at: providers?["apns"] ?? providers ?? root)
+            case .fcm:
+                log.error(ConfigPath("providers.fcm.service_account"), "is required to send: \(devices) go to FCM; add the service account JSON file to providers.fcm (or run with --dry-run)", at: providers?["fcm"] ?? providers ?? root)
+            case .webpush, .adm, .webhook:
+                log.error(ConfigPath("device_types"), "sending to \(Self.name(of: provider)) is not available in this version (\(devices)): run with --dry-run, or send only to ios and android devices", at: root["device_types"] ?? root)
+            }
+        }
+        return log.diagnostics
+    }
+
+    static func name(of provider: Provider) -> String {
+        switch provider {
+        case .apns: "APNs"
+        case .fcm: "FCM"
+        case .webpush: "Web Push"
+        case .adm: "ADM"
+        case .webhook: "webhooks"
+        }
+    }
+}

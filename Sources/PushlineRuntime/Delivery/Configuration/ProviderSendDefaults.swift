@@ -1,0 +1,29 @@
+public import PushlineCore
+public import PushlineDelivery
+
+/// What a sending provider uses where `providers.<apns|fcm>` leaves a setting out
+/// (docs/pipeline.md lists them; the reasons are PROVIDERS.md's).
+public enum ProviderSendDefaults {
+    /// APNs treats connection churn as abuse and gives each connection hundreds of streams:
+    /// two long-lived connections. FCM allows about 100 streams per connection, and 10,000/s at a
+    /// 100 ms round trip keeps about 1,000 requests in flight: ten connections.
+    public static func connections(_ provider: Provider) -> Int {
+        provider == .apns ? 2 : 10
+    }
+
+    /// APNs announces 500 to 1,500 concurrent streams once a token is accepted (the lowest seen is
+    /// taken; libcurl uses the lower of this and the server's own); FCM about 100.
+    public static func streams(_ provider: Provider) -> Int {
+        provider == .apns ? 500 : 100
+    }
+
+    /// FCM: the default project quota, 600,000 a minute. APNs publishes no quota: 10,000/s, which
+    /// adaptive slowdown lowers on TooManyRequests. The burst is `SendRate`'s (a tenth of a second).
+    public static func rateText(_ provider: Provider) -> String {
+        provider == .apns ? "10000/s" : "600000/min"
+    }
+
+    public static let requestTimeout: Duration = .seconds(30)
+
+    public static var retry: RetryPolicy { RetryPolicy() }
+}

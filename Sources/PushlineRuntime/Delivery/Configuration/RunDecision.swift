@@ -1,0 +1,63 @@
+import PushlineCore
+import PushlineDelivery
+
+/// How `run` runs, from the pipeline and the flags:
+///
+/// - `--dry-run`: a dry run, whatever the credentials.
+/// - credentials in `providers:` (APNs `key_file`, FCM `service_account`): sends, to every
+///   provider the routes reach; each needs credentials (and a sender: APNs and FCM only), or the
+///   run is refused like an invalid pipeline (`sendingProblems`, exit 2), before anything is read.
+/// - no credentials: a dry run, as before sending existed, with one log line saying so.
+/// - `--validate-only` (only when sending; with `--dry-run` or without credentials it is a usage
+///   error): FCM requests carry `validate_only: true` (`apply(to:)` sets it before the encoder is
+///   built); APNs has no such mode, so the sink skips APNs requests with `SkipReason.validateOnly`.
+public struct RunDecision: Sendable {
+    public var mode: RunMode
+    /// The log line for a run that is a dry run only because no credentials are configured.
+    public var notice: String?
+
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        /// The pipeline cannot send as configured: diagnostics to print, exit 2.
+        public var pipelineError: PipelineError?
+        /// The flags do not fit the pipeline: one message, exit 64.
+        public var usage: String?
+
+        public var description: String { pipelineError?.description ?? usage ?? "" }
+    }
+
+    public static let noCredentialsNotice = "no provider credentials configured (providers.apns.key_file, providers.fcm.service_account): this run is a dry run, nothing is sent"
+
+    public init(pipeline: LoadedPipeline, dryRun: Bool, validateOnly: Bool) throws(Refusal) {
+        if dryRun {
+            if validateOnly { throw Refusal(usage: "--validate-only asks FCM to check the requests while sending; it cannot be combined with --dry-run") }
+            self.init(mode: .dryRun, notice: nil)
+            return
+        }
+        guard pipeline.delivery.hasCredentials else {
+            if validateOnly {
+                throw Refusal(usage: "--validate-only needs provider credentials (it sends to FCM with validate_only); \(pipeline.path) configures none")
+            }
+            self.init(mode: .dryRun, notice: Self.noCredentialsNotice)
+            return
+        }
+        let configurations: [ProviderSendConfiguration]
+        do {
+            configurations = try DeliveryConfiguration.load(pipeline: pipeline)
+        } catch {
+            throw Refusal(pipelineError: error)
+        }
+        self.init(mode: .send(configurations, validateOnly: validateOnly), notice: nil)
+    }
+
+    public init(mode: RunMode, notice: String?) {
+        self.mode = mode
+        self.notice = notice
+    }
+
+    /// Readies the campaign for the mode: FCM bodies with `validate_only` before the encoder is made.
+    public func apply(to pipeline: inout LoadedPipeline) {
+        if case .send(_, let validateOnly) = mode {
+            pipeline.campaign.fcmValidateOnly = validateOnly
+        }
+    }
+}
