@@ -55,7 +55,9 @@ public enum PipelineLoader {
         } catch {
             // A value whose variable is missing was reported once, by name; its schema check
             // against the unexpanded text would only repeat it.
-            diagnostics += error.diagnostics.filter { !expansion.failedPaths.contains($0.path) }
+            // Likewise a project_id "required" while the service account meant to give it failed.
+            let reported = expansion.failedPaths.union(delivery.reportedPaths)
+            diagnostics += error.diagnostics.filter { !reported.contains($0.path) }
         }
         guard let campaign = compiled, !diagnostics.contains(where: { $0.severity == .error }) else {
             throw PipelineError(path: path, diagnostics: ordered(diagnostics + (compiled?.warnings ?? [])))

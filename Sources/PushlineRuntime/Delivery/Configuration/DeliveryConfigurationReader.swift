@@ -24,6 +24,9 @@ struct DeliveryConfigurationReader {
         /// The service account's project, for FCM URLs when `project_id` is left out.
         var serviceAccountProject: String?
         var log = DiagnosticLog()
+        /// Paths whose compile diagnostics would repeat a problem reported here (a project_id
+        /// "required" while the service account that would give it failed to load).
+        var reportedPaths: Set<String> = []
     }
 
     /// A CA file is a few kilobytes; a bundle of every public root is about 200 KB.
@@ -43,7 +46,11 @@ struct DeliveryConfigurationReader {
         if let node = providers["fcm"], node.mappingEntries != nil {
             let path = base / "fcm"
             let settings = readSettings(node, provider: .fcm, path: path, log: &result.log)
-            if let account = loadServiceAccount(node, path: path, log: &result.log) {
+            let account = loadServiceAccount(node, path: path, log: &result.log)
+            if account == nil && node["service_account"] != nil && node["project_id"] == nil {
+                result.reportedPaths.insert((path / "project_id").description)
+            }
+            if let account {
                 result.serviceAccountProject = account.projectID
                 if let value = node["project_id"], let given = value.stringValue, !skipped.contains((path / "project_id").description), given != account.projectID {
                     result.log.error(path / "project_id", "is '\(given.prefix(200))' but the service account file is for project '\(account.projectID)': leave project_id out (the file's is used) or make them agree", at: value)
