@@ -55,7 +55,7 @@ public enum PipelineSchema {
             guard let value = node[name], let text = value.stringValue else { continue }
             let bytes = text.utf8
             if bytes.isEmpty || bytes.count > 64 || !bytes.allSatisfy({ isASCIIAlphanumeric($0) }) {
-                log.error(path / name, "expected 1 to 64 ASCII letters and digits (Apple's are 10 characters), found '\(text.prefix(80))'", at: value)
+                log.error(path / name, "expected 1 to 64 ASCII letters and digits (Apple's are 10 characters), found '\(PrintableName.bounded(text, limit: 80))'", at: value)
             }
         }
         nonEmpty(["key_file"], in: node, path: path, log: &log)
@@ -71,7 +71,7 @@ public enum PipelineSchema {
     /// The settings every sending provider shares: the endpoint is an origin, files are named.
     static let sendingRule: SchemaRule = { node, path, log, _ in
         if let value = node["endpoint"], let text = value.stringValue, case .failure(let problem) = ProviderEndpoint.origin(text) {
-            log.error(path / "endpoint", "\(problem), found '\(text.prefix(200))'", at: value)
+            log.error(path / "endpoint", "\(problem), found '\(PrintableName.bounded(text, limit: 200))'", at: value)
         }
         nonEmpty(["ca_file", "rate"], in: node, path: path, log: &log)
     }

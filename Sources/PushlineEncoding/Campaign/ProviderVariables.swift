@@ -140,8 +140,14 @@ public enum ProviderVariables {
     }
 }
 
-/// A name from the pipeline shown in a message: printable ASCII kept, anything else as `?`, cut.
-enum PrintableName {
+/// A value from the pipeline shown in a message: printable ASCII kept, anything else (a line
+/// break, a terminal escape, non-ASCII) as `?`, cut to `limit` bytes, so a diagnostic stays one
+/// line whatever the value holds.
+public enum PrintableName {
+    public static func bounded(_ text: String, limit: Int) -> String {
+        bounded(ArraySlice(text.utf8), limit: limit)
+    }
+
     static func bounded(_ bytes: ArraySlice<UInt8>, limit: Int) -> String {
         var out = String()
         for byte in bytes.prefix(limit) {

@@ -187,6 +187,9 @@ struct DeliveryConfigurationTests {
         ("connections", "two", "providers.apns.connections: expected an integer from 1 to 64, found 'two'"),
         ("streams", "0", "providers.apns.streams: 0 is out of range: expected 1 to 10000"),
         ("ca_file", "\"\"", "providers.apns.ca_file: must not be empty"),
+        // A line break or escape in a value is shown as `?`: a diagnostic stays one line.
+        ("team_id", "\"AB\\r\\nC\"", "providers.apns.team_id: expected 1 to 64 ASCII letters and digits (Apple's are 10 characters), found 'AB??C'"),
+        ("endpoint", "\"https://h\\n/x\"", "providers.apns.endpoint: must not hold spaces, control or non-ASCII characters, found 'https://h?/x'"),
     ])
     func everyKeyReportsItsOwnProblemOnce(key: String, value: String, message: String) throws {
         let f = try CredentialFixture.files()

@@ -53,7 +53,7 @@ struct DeliveryConfigurationReader {
             if let account {
                 result.serviceAccountProject = account.projectID
                 if let value = node["project_id"], let given = value.stringValue, !skipped.contains((path / "project_id").description), given != account.projectID {
-                    result.log.error(path / "project_id", "is '\(given.prefix(200))' but the service account file is for project '\(account.projectID)': leave project_id out (the file's is used) or make them agree", at: value)
+                    result.log.error(path / "project_id", "is '\(PrintableName.bounded(given, limit: 200))' but the service account file is for project '\(account.projectID)': leave project_id out (the file's is used) or make them agree", at: value)
                 } else if let settings {
                     result.configured.append(ProviderSendConfiguration(provider: .fcm, credentials: .fcm(account), settings: settings))
                 }
@@ -117,7 +117,7 @@ struct DeliveryConfigurationReader {
                 let resolved = resolve(file.text)
                 caFile = resolved
                 if let problem = Self.caFileProblem(resolved) {
-                    log.error(path / "ca_file", "'\(resolved)' \(problem)", at: file.node)
+                    log.error(path / "ca_file", "'\(PrintableName.bounded(resolved, limit: 512))' \(problem)", at: file.node)
                     valid = false
                 }
             } else {
