@@ -75,6 +75,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "pushline")
         if let notice = decision.notice { logger.notice("\(notice)") }
+        for line in decision.describeProviders() { logger.info("\(line)") }
         let run = CampaignRun(
             pipeline: loaded, audiencePath: audiencePath, outputFolder: output ?? loaded.outputPath,
             workers: workers, mode: decision.mode, logger: logger

@@ -52,6 +52,11 @@ struct RunDecisionTests {
         #expect(Self.sent(decision)?.validateOnly == true)
         decision.apply(to: &loaded)
         #expect(loaded.campaign.fcmValidateOnly)
+        #expect(decision.describeProviders() == [
+            "sending to apns at the provider's host (team_id PUSHLINE01, key_id \(f.keyID)): 2 connections × 500 streams, rate 10000/s (burst 1000)",
+            "sending to fcm at the provider's host (project pushline-demo, client_email pushline-emulator@pushline-demo.iam.gserviceaccount.com): 10 connections × 100 streams, rate 10000/s (burst 1000)",
+            "--validate-only: FCM requests carry validate_only (checked, not delivered); APNs devices are skipped (validate_only)",
+        ])
         #expect(SkipReason.validateOnly.code == "validate_only")
     }
 

@@ -54,6 +54,24 @@ public struct RunDecision: Sendable {
         self.notice = notice
     }
 
+    /// One log line per provider a sending run uses (ids and settings; never key material), and
+    /// one for `--validate-only`.
+    public func describeProviders() -> [String] {
+        guard case .send(let configurations, let validateOnly) = mode else { return [] }
+        var lines = configurations.map { configuration -> String in
+            let settings = configuration.settings
+            let identity = switch configuration.credentials {
+            case .apns(let key): "team_id \(key.teamID), key_id \(key.keyID)"
+            case .fcm(let account): "project \(account.projectID), client_email \(account.clientEmail)"
+            }
+            return "sending to \(configuration.provider.rawValue) at \(settings.endpoint ?? "the provider's host") (\(identity)): \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate)"
+        }
+        if validateOnly {
+            lines.append("--validate-only: FCM requests carry validate_only (checked, not delivered); APNs devices are skipped (validate_only)")
+        }
+        return lines
+    }
+
     /// Readies the campaign for the mode: FCM bodies with `validate_only` before the encoder is made.
     public func apply(to pipeline: inout LoadedPipeline) {
         if case .send(_, let validateOnly) = mode {
