@@ -5,7 +5,9 @@
 // bounded write callback), at most connections × streams in flight. No queue, no thread hand-off:
 // the floor of what libcurl costs.
 //
-// Usage: curl_loop URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES
+// Usage: curl_loop URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES [HEADER...]
+// The body is an APNs-shaped JSON payload of BODY_BYTES bytes; each HEADER ("name: value") is
+// sent with every request (an emulator needs authorization and apns-topic).
 // Prints: requests, seconds, requests/s, non-2xx or failed count, connections opened.
 #include <curl/curl.h>
 #include <stdio.h>
@@ -33,8 +35,8 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES\n", argv[0]);
+    if (argc < 7) {
+        fprintf(stderr, "usage: %s URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES [HEADER...]\n", argv[0]);
         return 2;
     }
     const char *url = argv[1];
@@ -42,8 +44,14 @@ int main(int argc, char **argv) {
     const char *ca_file = argv[5];
     long body_bytes = atol(argv[6]);
     long window = connections * streams;
+    // {"aps":{"alert":"xxx…"}}: the same bytes as the Swift loop and h2load's body file.
+    const char *head = "{\"aps\":{\"alert\":\"", *tail = "\"}}";
+    long frame = (long)(strlen(head) + strlen(tail));
+    if (body_bytes < frame) body_bytes = frame;
     char *body = malloc(body_bytes + 1);
     memset(body, 'x', body_bytes);
+    memcpy(body, head, strlen(head));
+    memcpy(body + body_bytes - strlen(tail), tail, strlen(tail));
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURLM *multi = curl_multi_init();
@@ -55,6 +63,7 @@ int main(int argc, char **argv) {
     struct curl_slist *headers = NULL;
     headers = curl_slist_append(headers, "content-type: application/json");
     headers = curl_slist_append(headers, "apns-push-type: alert");
+    for (int i = 7; i < argc; i++) headers = curl_slist_append(headers, argv[i]);
 
     CURL **free_handles = calloc(window, sizeof(CURL *));
     long free_count = 0;

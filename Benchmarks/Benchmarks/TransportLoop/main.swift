@@ -2,31 +2,45 @@
 // body to one URL. A producer submits in chunks of 1,000 (suspending while the transport is full),
 // a consumer counts the completion batches. Same arguments and output as the C loop.
 //
-// Usage: TransportLoop URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES
+// Usage: TransportLoop URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES [HEADER...]
+//        TransportLoop --apns-authorization KEY_FILE KEY_ID TEAM_ID   (prints an `authorization:`
+//        header line with a fresh ES256 provider token, for runs against the emulator)
 import Foundation
 import PushlineDelivery
 
 let arguments = CommandLine.arguments
-guard arguments.count == 7, let total = Int(arguments[2]), let connections = Int(arguments[3]),
+if arguments.count == 5, arguments[1] == "--apns-authorization" {
+    let key = try APNsSigningKey.load(keyFile: arguments[2], keyID: arguments[3], teamID: arguments[4])
+    let token = try APNsProviderTokenSource(key: key, clock: SystemDeliveryClock()).token()
+    print("authorization: \(token.authorizationHeaderValue)")
+    exit(0)
+}
+guard arguments.count >= 7, let total = Int(arguments[2]), let connections = Int(arguments[3]),
       let streams = Int(arguments[4]), let bodyBytes = Int(arguments[6]) else {
-    FileHandle.standardError.write(Data("usage: TransportLoop URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES\n".utf8))
+    FileHandle.standardError.write(Data("usage: TransportLoop URL REQUESTS CONNECTIONS STREAMS CA_FILE BODY_BYTES [HEADER...]\n".utf8))
     exit(2)
 }
 let url = arguments[1]
 let caFile = arguments[5]
 
+/// `{"aps":{"alert":"xxx…"}}` of `count` bytes: the same body as the C loop and h2load's file.
 final class Body: @unchecked Sendable {
     let bytes: UnsafeMutableRawBufferPointer
     init(count: Int) {
-        bytes = .allocate(byteCount: max(count, 1), alignment: 1)
+        let text = Array(#"{"aps":{"alert":""#.utf8), tail = Array(#""}}"#.utf8)
+        let count = max(count, text.count + tail.count)
+        bytes = .allocate(byteCount: count, alignment: 1)
         bytes.initializeMemory(as: UInt8.self, repeating: UInt8(ascii: "x"))
+        bytes.copyBytes(from: text)
+        UnsafeMutableRawBufferPointer(rebasing: bytes[(count - tail.count)...]).copyBytes(from: tail)
     }
 }
 
 let body = Body(count: bodyBytes)
+let bodyCount = body.bytes.count
 let transport = try HTTP2Transport(TransportConfiguration(connections: connections, streamsPerConnection: streams, caFile: caFile))
-let headers = ["content-type: application/json", "apns-push-type: alert"]
-let bodyView = UnsafeRawBufferPointer(rebasing: body.bytes[0..<bodyBytes])
+let headers = ["content-type: application/json", "apns-push-type: alert"] + arguments.dropFirst(7)
+let bodyView = UnsafeRawBufferPointer(rebasing: body.bytes[0..<bodyCount])
 
 let start = ContinuousClock.now
 let producer = Task {
