@@ -26,6 +26,9 @@ public final class ProviderEmulator: Sendable {
     private let connections: NIOLockedValueBox<[ObjectIdentifier: EmulatorConnection]>
     private let stopped = NIOLockedValueBox(false)
 
+    /// Client resets tolerated per connection in 30 s: a million streams' worth (see `start`).
+    static let maximumResetsPerWindow = 1_000_000
+
     /// `https://127.0.0.1:<port>`: the `endpoint` a sender's configuration names.
     public var endpoint: String { "https://\(configuration.host):\(port)" }
     /// The OAuth token endpoint (a service account's `token_uri`).
@@ -86,6 +89,12 @@ public final class ProviderEmulator: Sendable {
                         HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                     ]
                     var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
+                    // libcurl 7.88 answers every response that ends on its HEADERS frame (APNs'
+                    // empty 200) with RST_STREAM: one reset per stream is a normal client here,
+                    // not a rapid-reset attack, so the limit (200 per 30 s by default) is sized
+                    // for a sender at full speed: a connection is never closed for it.
+                    streamConfiguration.streamResetFrameRateLimit.maximumCount = Self.maximumResetsPerWindow
+                    streamConfiguration.streamResetFrameRateLimit.windowLength = .seconds(30)
                     streamConfiguration.targetWindowSize = 1 << 20
                     _ = try pipeline.configureHTTP2Pipeline(
                         mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration
