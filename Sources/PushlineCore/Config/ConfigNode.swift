@@ -110,6 +110,8 @@ public struct ConfigDiagnostic: Sendable, CustomStringConvertible, Equatable {
     public var message: String
     public var line: Int
     public var column: Int
+    /// The file the line and column are in, when not the pipeline file itself (a `--providers` file).
+    public var file: String?
 
     public init(_ severity: Severity, path: ConfigPath, _ message: String, at node: ConfigNode? = nil) {
         self.severity = severity

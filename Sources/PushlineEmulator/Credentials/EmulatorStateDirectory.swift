@@ -80,6 +80,14 @@ public struct EmulatorStateDirectory: Sendable {
         try StateFiles.writeFile(serviceAccountPath, credentials.serviceAccountJSON(tokenURI: endpoint + "/token"))
     }
 
+    /// `providers.yaml` in the folder: the block of `providersYAML`, written on every start with the
+    /// bound endpoint, for `pushline run PIPELINE --providers <state-dir>/providers.yaml`.
+    public var providersFilePath: String { path + "/providers.yaml" }
+
+    public func writeProvidersFile(credentials: EmulatorCredentials, endpoint: String) throws(EmulatorError) {
+        try StateFiles.writeFile(providersFilePath, providersYAML(credentials: credentials, endpoint: endpoint))
+    }
+
     /// The `providers:` block of a pipeline file that sends to an emulator at `endpoint` with
     /// these credentials (values quoted, so any path is safe YAML).
     public func providersYAML(credentials: EmulatorCredentials, endpoint: String) -> String {

@@ -24,7 +24,7 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [ConfigDiagnostic]
 
     public var description: String {
-        diagnostics.map { "\(path):\($0.line > 0 ? "" : " ")\($0.description)" }.joined(separator: "\n")
+        diagnostics.map { "\($0.file ?? path):\($0.line > 0 ? "" : " ")\($0.description)" }.joined(separator: "\n")
     }
 }
 
@@ -37,14 +37,21 @@ public enum PipelineLoader {
     /// Reads, expands `${VAR}` in `providers:` (from `environment`), loads the providers'
     /// credentials and compiles: every problem of all three steps is reported at once, in file
     /// order. `environment`: the process's unless given (tests pass their own).
+    /// `providersPath`: a YAML file whose `providers:` block replaces the pipeline's (credentials
+    /// kept apart from the campaign; `pushline emulate` writes one). Its relative paths are
+    /// relative to it, and diagnostics under `providers` name it.
     public static func load(
         path: String, now: Int, limits: ConfigLimits = .standard,
-        environment: [String: String]? = nil
+        environment: [String: String]? = nil, providersPath: String? = nil
     ) throws(PipelineError) -> LoadedPipeline {
         let environment = environment ?? ProcessInfo.processInfo.environment
         let bytes = try readFile(path, limit: limits.maxFileBytes)
-        let parsed = try parse(bytes: bytes, path: path, limits: limits)
-        let folder = (path as NSString).deletingLastPathComponent
+        var parsed = try parse(bytes: bytes, path: path, limits: limits)
+        var folder = (path as NSString).deletingLastPathComponent
+        if let providersPath {
+            parsed = try replacingProviders(of: parsed, with: providersPath, limits: limits)
+            folder = (providersPath as NSString).deletingLastPathComponent
+        }
         let expansion = ProviderVariables.expand(parsed, environment: environment)
         let root = expansion.root
         let delivery = DeliveryConfigurationReader(folder: folder, skipped: expansion.failedPaths).read(root)
@@ -59,10 +66,14 @@ public enum PipelineLoader {
             let reported = expansion.failedPaths.union(delivery.reportedPaths)
             diagnostics += error.diagnostics.filter { !reported.contains($0.path) }
         }
+        if let providersPath {
+            for i in diagnostics.indices where isUnderProviders(diagnostics[i].path) { diagnostics[i].file = providersPath }
+        }
         guard let campaign = compiled, !diagnostics.contains(where: { $0.severity == .error }) else {
             throw PipelineError(path: path, diagnostics: ordered(diagnostics + (compiled?.warnings ?? [])))
         }
-        let audience = campaign.audience.map { $0 == "-" || $0.hasPrefix("/") ? $0 : (folder.isEmpty ? $0 : folder + "/" + $0) }
+        let pipelineFolder = (path as NSString).deletingLastPathComponent
+        let audience = campaign.audience.map { $0 == "-" || $0.hasPrefix("/") ? $0 : (pipelineFolder.isEmpty ? $0 : pipelineFolder + "/" + $0) }
         let output = campaign.output ?? "out/\(campaign.name)"
         var loaded = LoadedPipeline(path: path, campaign: campaign, audiencePath: audience, outputPath: output)
         loaded.delivery = DeliveryConfiguration(
@@ -72,10 +83,36 @@ public enum PipelineLoader {
         return loaded
     }
 
-    /// File order (line, column), stable for equal places.
+    /// The pipeline with its `providers:` replaced by the one of the file at `providersPath`, which
+    /// must hold that one key.
+    static func replacingProviders(of pipeline: ConfigNode, with providersPath: String, limits: ConfigLimits) throws(PipelineError) -> ConfigNode {
+        let document = try parse(bytes: readFile(providersPath, limit: limits.maxFileBytes), path: providersPath, limits: limits)
+        guard let entries = document.mappingEntries, let providers = document["providers"] else {
+            throw PipelineError(path: providersPath, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "a providers file holds one key, `providers:` (as `pushline emulate` writes it)", at: document)])
+        }
+        if let other = entries.first(where: { $0.key != "providers" }) {
+            throw PipelineError(path: providersPath, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(other.key), "a providers file holds only `providers:`; the campaign's other keys belong in the pipeline file", at: other.node)])
+        }
+        guard var pipelineEntries = pipeline.mappingEntries else { return pipeline }
+        if let i = pipelineEntries.firstIndex(where: { $0.key == "providers" }) {
+            pipelineEntries[i].node = providers
+        } else {
+            pipelineEntries.append((key: "providers", node: providers))
+        }
+        var replaced = pipeline
+        replaced.value = .mapping(pipelineEntries)
+        return replaced
+    }
+
+    static func isUnderProviders(_ path: String) -> Bool {
+        path == "providers" || path.hasPrefix("providers.") || path.hasPrefix("providers[")
+    }
+
+    /// File order (line, column), stable for equal places; a providers file's after the pipeline's.
     static func ordered(_ diagnostics: [ConfigDiagnostic]) -> [ConfigDiagnostic] {
         diagnostics.enumerated().sorted { a, b in
-            (a.element.line, a.element.column, a.offset) < (b.element.line, b.element.column, b.offset)
+            (a.element.file == nil ? 0 : 1, a.element.line, a.element.column, a.offset)
+                < (b.element.file == nil ? 0 : 1, b.element.line, b.element.column, b.offset)
         }.map(\.element)
     }
 

@@ -167,7 +167,8 @@ struct EmulateCommand: AsyncParsableCommand {
             if port == 0 {
                 try directory.rewriteServiceAccount(credentials: credentials, endpoint: emulator.endpoint)
             }
-            try Console.line("pushline emulate: listening on \(emulator.endpoint) (ca_file \(directory.caFilePath)); stop with Ctrl-C")
+            try directory.writeProvidersFile(credentials: credentials, endpoint: emulator.endpoint)
+            try Console.line("pushline emulate: listening on \(emulator.endpoint) (ca_file \(directory.caFilePath)); send to it with `pushline run PIPELINE --providers \(directory.providersFilePath)`; stop with Ctrl-C")
             let signal = await TerminationSignals.next()
             Console.error("pushline emulate: signal \(signal), stopping")
             await emulator.stop()

@@ -14,7 +14,11 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The run's clock as UNIX seconds (0 to 253402300799, i.e. up to the year 9999), from which relative expiries count (default: now). Fix it to make dry runs reproducible.", valueName: "seconds"))
     var now: Int?
 
+    @Option(help: ArgumentHelp("A YAML file whose `providers:` block replaces the pipeline's: credentials kept apart from the campaign (`pushline emulate` writes one into its state folder). Its relative paths are relative to it.", valueName: "file"))
+    var providers: String?
+
     func validate() throws {
+        if providers?.isEmpty == true { throw ValidationError("--providers must not be empty") }
         if let now, !(0...Self.latestClock).contains(now) {
             throw ValidationError("--now must be between 0 and \(Self.latestClock) (UNIX seconds up to the year 9999); got \(now)")
         }
@@ -25,7 +29,7 @@ struct PipelineOptions: ParsableArguments {
     /// Loads and compiles the pipeline, or prints every problem and exits with code 2.
     func load() throws -> LoadedPipeline {
         do {
-            let loaded = try PipelineLoader.load(path: pipeline, now: clock)
+            let loaded = try PipelineLoader.load(path: pipeline, now: clock, providersPath: providers)
             for warning in loaded.campaign.warnings {
                 Console.error("\(pipeline):\(warning)")
             }
