@@ -112,7 +112,7 @@ public actor DeliverySink: RequestSink {
             switch item {
             case .batch(let batch):
                 let chunks = state.accept(batch, bytes: prepared.take(sequence: batch.sequence), settlement: settlement, pool: pool)
-                for (lane, chunk) in chunks where !chunk.isEmpty { feeders[lane].yield(chunk) }
+                for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty { feeders[lane].yield(chunk) }
             case .inputEnded:
                 inputEnded = true
                 for feeder in feeders { feeder.finish() }

@@ -20,7 +20,10 @@ final class ResultFile {
 /// The delivery sink's bookkeeping, used only on the sink's thread: the ledger of outstanding
 /// requests per batch, the counts, the result files, and per-provider measurements.
 final class SendState {
-    private let routes: RouteTable
+    /// Per route id: its provider and platform name (looked up per request without copying a
+    /// `RequestRoute`, whose strings and arrays would cost retains).
+    private let routeProvider: [Provider]
+    private let routePlatform: [String]
     /// Lane index per provider ordinal (nil: no lane).
     private let laneOf: [Int?]
     private let laneProviders: [Provider]
@@ -59,7 +62,8 @@ final class SendState {
         invalidTokens = try open("invalid-tokens.ndjson")
         failed = try open("failed.ndjson")
         rejects = try open("rejects.ndjson")
-        self.routes = routes
+        routeProvider = routes.routes.map(\.provider)
+        routePlatform = routes.routes.map(\.platformName)
         var laneOf = [Int?](repeating: nil, count: Provider.allCases.count)
         for (i, provider) in lanes.enumerated() where laneOf[provider.ordinal] == nil { laneOf[provider.ordinal] = i }
         self.laneOf = laneOf
@@ -76,39 +80,47 @@ final class SendState {
 
     /// Accounts for `batch`, cuts its requests per lane (returned by lane index) and gives the
     /// batch back to the pool. Requests that go to no lane settle here.
-    func accept(_ batch: EncodedBatch, bytes prepared: RequestBytes?, settlement: BatchSettlement, pool: BatchPool?) -> [Int: [OutgoingRequest]] {
+    func accept(_ batch: EncodedBatch, bytes prepared: RequestBytes?, settlement: BatchSettlement, pool: BatchPool?) -> [[OutgoingRequest]] {
         counts.add(batch.encodeCounts)
         if batch.rejects.count > 0 { write(batch.rejects.bytes, to: rejects) }
         let n = batch.index.count
         guard n > 0 else {
             settlement.settle(sequence: batch.sequence, lastLine: batch.lastLine)
             pool?.give(batch)
-            return [:]
+            return []
         }
         let bytes = prepared ?? RequestBytes.arena(of: batch.index)
         let firstTag = ledger.open(sequence: batch.sequence, lastLine: batch.lastLine, requests: n)
-        var chunks: [Int: [OutgoingRequest]] = [:]
+        var chunks = [[OutgoingRequest]](repeating: [], count: laneProviders.count)
         let now = ContinuousClock.now
         for i in 0..<n {
             let request = OutgoingRequest(tag: firstTag &+ UInt64(i), index: batch.index, at: i, bytes: bytes)
-            let provider = routes.route(request.entry.route)?.provider
+            let provider = provider(of: request)
             if let provider, let reason = skip[provider] {
                 settleHere(request, provider: provider, outcome: .skipped(reason), settlement: settlement)
             } else if let provider, let lane = laneOf[provider.ordinal], !laneEnded[lane] {
-                chunks[lane, default: []].append(request)
+                if chunks[lane].isEmpty { chunks[lane].reserveCapacity(batch.requestCount(for: provider)) }
+                chunks[lane].append(request)
             } else {
                 let reason = provider.flatMap { laneOf[$0.ordinal] } == nil ? DeliverySink.noLaneReason : DeliverySink.laneEndedReason
                 settleHere(request, provider: provider, outcome: .failed(reason: reason, httpStatus: 0, attempts: 0), settlement: settlement)
             }
         }
         pool?.give(batch)
-        for (lane, chunk) in chunks {
+        for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty {
             handed[lane] += chunk.count
             let provider = laneProviders[lane]
             delivery[provider]?.handed += chunk.count
             if firstHanded[provider] == nil { firstHanded[provider] = now }
         }
         return chunks
+    }
+
+    /// The provider of the request's route (nil for a route the table does not have: only from a
+    /// corrupted entry; such a request fails as having no lane).
+    private func provider(of request: OutgoingRequest) -> Provider? {
+        let route = request.entry.route.index
+        return route < routeProvider.count ? routeProvider[route] : nil
     }
 
     /// A request that never reaches a lane: its outcome is recorded and its tag completed now.
@@ -129,7 +141,7 @@ final class SendState {
             case .settled(let settled):
                 settledByLane[lane] += 1
                 let request = settled.request
-                let provider = routes.route(request.entry.route)?.provider ?? settled.provider
+                let provider = provider(of: request) ?? settled.provider
                 record(request, provider: provider, outcome: settled.outcome)
                 if let latency = settled.latency { delivery[provider]?.latency.record(latency) }
                 if let first = firstHanded[provider] { delivery[provider]?.sendingTime = ContinuousClock.now - first }
@@ -178,7 +190,8 @@ final class SendState {
             ResultLines.sent(request, provider: provider, outcome: outcome, into: &sent.buffer)
         case .invalidToken:
             report.invalidToken += 1
-            let platform = routes.route(request.entry.route)?.platformName ?? ""
+            let route = request.entry.route.index
+            let platform = route < routePlatform.count ? routePlatform[route] : ""
             ResultLines.invalidToken(request, provider: provider, platform: platform, outcome: outcome, into: &invalidTokens.buffer)
         case .failed:
             report.failed += 1
