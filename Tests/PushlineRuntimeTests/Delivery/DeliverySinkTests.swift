@@ -4,6 +4,7 @@ import PushlineCore
 import PushlineDelivery
 import PushlineIO
 import PushlineRuntime
+import Synchronization
 import Testing
 
 let apnsToken1 = String(repeating: "a1", count: 32)
@@ -247,6 +248,31 @@ struct DeliverySinkSettlementTests {
         #expect(late.count == 1 && late.first?["attempts"] as? Int == 2 && late.first?["apns_id"] as? String == "late")
     }
 
+    /// A provider whose lane is full does not hold up another's sends: APNs's first `send`
+    /// suspends until FCM has been handed line 30 (the third batch of 10 lines), which can only
+    /// happen if the sink kept handing FCM its requests while APNs's feeder waited. (Beyond the
+    /// window of 6 batches FCM would wait too: batches settle only when their APNs requests have.)
+    @Test func aFullLaneDoesNotHoldUpAnotherProvider() async throws {
+        let scratch = try Scratch()
+        let count = 100
+        let lines = (1...count).map { line("\"r\($0)\"", [("ios", apnsToken1), ("android", fcmToken1)]) }
+        let fcm = ScriptedLane(provider: .fcm) { _ in .settle(.sent(providerID: "m", attempts: 1)) }
+        let gateOpened = Flag()
+        let apns = ScriptedLane(provider: .apns, sendGate: {
+            guard !gateOpened.isSet else { return }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while await fcm.highestLine < 30, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            if await fcm.highestLine >= 30 { gateOpened.set() }
+        }) { _ in .settle(.sent(providerID: "a", attempts: 1)) }
+        let report = try await runSend(lines: lines, lanes: [apns, fcm], batchLines: 10, workers: 1, in: scratch)
+        #expect(gateOpened.isSet, "FCM got line 30 while APNs's first send was suspended")
+        #expect(report.failure == nil)
+        #expect(report.counts.sent == [.apns: count, .fcm: count])
+        #expect(report.peakBatchesInFlight <= CampaignRun.batchWindow(workers: 1))
+    }
+
     /// A stopped provider (a configuration error) fails the run with its message, and every
     /// device still reconciles: the lane settles what remains as failed `provider_stopped`.
     @Test func aStoppedProviderFailsTheRunAndEveryDeviceReconciles() async throws {
@@ -336,4 +362,11 @@ struct DeliverySinkSettlementTests {
         }
         #expect(try readSummary(scratch.file("out"))["mode"] as? String == "dry_run")
     }
+}
+
+/// A flag tests set from a lane's task and read afterwards.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

@@ -47,8 +47,15 @@ actor ScriptedLane: DeliveryLane {
     private(set) var bodies: [String] = []
     private let keepBodies: Bool
 
-    init(provider: Provider, stopAfter: Int? = nil, stopMessage: String = "", keepBodies: Bool = false, script: @escaping @Sendable (OutgoingRequest) -> Step) {
+    /// Awaited at the start of each `send` (a lane that is full: `send` suspends).
+    private let sendGate: (@Sendable () async -> Void)?
+
+    init(
+        provider: Provider, stopAfter: Int? = nil, stopMessage: String = "", keepBodies: Bool = false,
+        sendGate: (@Sendable () async -> Void)? = nil, script: @escaping @Sendable (OutgoingRequest) -> Step
+    ) {
         self.provider = provider
+        self.sendGate = sendGate
         self.script = script
         self.stopAfter = stopAfter
         self.stopMessage = stopMessage
@@ -58,6 +65,7 @@ actor ScriptedLane: DeliveryLane {
     }
 
     func send(_ requests: [OutgoingRequest]) async {
+        if let sendGate { await sendGate() }
         var out: [SendEvent] = []
         for request in requests {
             received += 1
