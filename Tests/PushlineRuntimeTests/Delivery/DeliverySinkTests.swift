@@ -370,3 +370,55 @@ final class Flag: Sendable {
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }
 }
+
+/// A lane that breaks the contract: its events end at the first `send`, with nothing settled
+/// (a sender that died). Tests that the sink fails the run instead of waiting forever.
+actor VanishingLane: DeliveryLane {
+    nonisolated let provider: Provider
+    nonisolated let events: AsyncStream<[SendEvent]>
+    private let continuation: AsyncStream<[SendEvent]>.Continuation
+
+    init(provider: Provider) {
+        self.provider = provider
+        (events, continuation) = AsyncStream<[SendEvent]>.makeStream()
+    }
+
+    func send(_ requests: [OutgoingRequest]) async { continuation.finish() }
+    func finish() async { continuation.finish() }
+    func cancel() async { continuation.finish() }
+    func report() async -> LaneReport { LaneReport(provider: provider) }
+}
+
+@Suite("Delivery sink: a lane that breaks its contract")
+struct DeliverySinkBrokenLaneTests {
+    @Test func aLaneWhoseEventsEndEarlyFailsTheRunWithoutHanging() async throws {
+        let scratch = try Scratch()
+        let count = 200
+        let audience = scratch.file("audience.ndjson")
+        try ((1...count).map { line("\"r\($0)\"", [("ios", apnsToken1)]) }.joined(separator: "\n") + "\n").write(toFile: audience, atomically: true, encoding: .utf8)
+        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let lane = VanishingLane(provider: .apns)
+        var run = CampaignRun(
+            pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: 1,
+            mode: .send([try TestCredentials.configuration(.apns)], validateOnly: false),
+            laneFactory: { _, _ in lane }, logger: logger
+        )
+        // Batches of 10 lines, a window of 6: without the sink's defence the reader would wait
+        // for batch 0 forever.
+        run.readerOptions.maxBatchLines = 10
+        let report = await run.run()
+        #expect(report.status == .failed && report.status.exitCode == 5)
+        // Requests handed over before the lane's events ended (at least the first batch's 10;
+        // how many more depends on timing) have no outcome; those cut after it fail with
+        // `lane_ended`. Together they are every device.
+        let laneEnded = report.counts.failed["lane_ended"] ?? 0
+        let lost = count - laneEnded
+        #expect(lost >= 10 && report.counts.failed.count == 1 && report.counts.sentTotal == 0)
+        #expect(report.failure == "a sending lane broke its contract: \(lost) requests never settled, 0 outcomes for unknown requests")
+        #expect(!report.reconciled)
+        #expect(report.counts.devices == count)
+        #expect(try readSummary(scratch.file("out"))["reconciled"] as? Bool == false)
+    }
+}
