@@ -64,6 +64,8 @@ public actor DeliverySink: RequestSink {
         case inputEnded
         case events(lane: Int, [SendEvent])
         case eventsEnded(lane: Int)
+        /// Every two seconds, so progress is logged while everything waits (retries, a pause).
+        case tick
     }
 
     public func run(input: AsyncChannel<EncodedBatch>, settlement: BatchSettlement, recycle pool: BatchPool? = nil) async throws(SinkError) -> SinkReport {
@@ -105,6 +107,13 @@ public actor DeliverySink: RequestSink {
             })
         }
 
+        let ticker = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(2))
+                itemSink.yield(.tick)
+            }
+        }
+
         var inputEnded = false
         var lanesEnded = 0
         var cancelled = false
@@ -121,6 +130,8 @@ public actor DeliverySink: RequestSink {
             case .eventsEnded(let lane):
                 lanesEnded += 1
                 state.laneEnded(lane, settlement: settlement)
+            case .tick:
+                break
             }
             if state.writeFailure != nil, !cancelled {
                 // Results cannot be written: stop sending; everything still settles (counted)
@@ -131,6 +142,7 @@ public actor DeliverySink: RequestSink {
             state.progress()
             if inputEnded && lanesEnded == lanes.count { break }
         }
+        ticker.cancel()
         itemSink.finish()
         for helper in helpers { await helper.value }
 
