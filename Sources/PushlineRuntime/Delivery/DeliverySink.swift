@@ -129,7 +129,9 @@ public actor DeliverySink: RequestSink {
                 state.handle(events, lane: lane, settlement: settlement)
             case .eventsEnded(let lane):
                 lanesEnded += 1
-                state.laneEnded(lane, settlement: settlement)
+                // Before `finish()` (which follows the end of input) or `cancel()`, a lane's
+                // events may not end: it broke the contract even if it settled what it had.
+                state.laneEnded(lane, early: !inputEnded && !cancelled, settlement: settlement)
             case .tick:
                 break
             }

@@ -50,6 +50,8 @@ final class SendState {
     private(set) var unknownTags = 0
     /// Requests a lane never settled before its events ended.
     private(set) var lostRequests = 0
+    /// Lanes whose events ended before the sink finished or cancelled them.
+    private(set) var lanesEndedEarly: [Provider] = []
 
     private let started = ContinuousClock.now
     private var lastProgress = ContinuousClock.now
@@ -158,8 +160,9 @@ final class SendState {
     /// Lane `lane`'s events ended. Every request it was given should have settled; if not (a
     /// defect in the lane), the window is opened so the run can end, and the counts will not
     /// reconcile: the run fails rather than hangs.
-    func laneEnded(_ lane: Int, settlement: BatchSettlement) {
+    func laneEnded(_ lane: Int, early: Bool, settlement: BatchSettlement) {
         laneEnded[lane] = true
+        if early { lanesEndedEarly.append(laneProviders[lane]) }
         let missing = handed[lane] - settledByLane[lane]
         if missing > 0 {
             lostRequests += missing
@@ -239,6 +242,7 @@ final class SendState {
         report.delivery = delivery.values.sorted { $0.provider < $1.provider }
         report.unknownTags = unknownTags
         report.lostRequests = lostRequests
+        report.lanesEndedEarly = lanesEndedEarly
         return report
     }
 

@@ -195,6 +195,8 @@ public struct CampaignRun: Sendable {
             report.validateOnly = sending.validateOnly
         }
         var stopped: String?
+        // Without the sink's counts there is nothing to reconcile.
+        var sinkFailed = false
         switch stages.sink {
         case .success(let sinkReport):
             report.counts = sinkReport.counts
@@ -204,15 +206,19 @@ public struct CampaignRun: Sendable {
                 provider.stoppedBecause.map { "the \(provider.provider.rawValue) provider stopped: \($0)" }
             }
             if !messages.isEmpty { stopped = messages.joined(separator: "; ") }
-            if sinkReport.lostRequests > 0 || sinkReport.unknownTags > 0 {
-                report.failure = "a sending lane broke its contract: \(sinkReport.lostRequests) requests never settled, \(sinkReport.unknownTags) outcomes for unknown requests"
+            if sinkReport.lostRequests > 0 || sinkReport.unknownTags > 0 || !sinkReport.lanesEndedEarly.isEmpty {
+                var broken = "a sending lane broke its contract: \(sinkReport.lostRequests) requests never settled, \(sinkReport.unknownTags) outcomes for unknown requests"
+                if !sinkReport.lanesEndedEarly.isEmpty {
+                    broken += ", events of \(sinkReport.lanesEndedEarly.map(\.rawValue).joined(separator: ", ")) ended early"
+                }
+                report.failure = broken
             }
         case .failure(let error):
             report.failure = "writing results failed: \(error.description)"
+            sinkFailed = true
         }
         report.settledThroughLine = settlement.lowWaterMark
         report.peakBatchesInFlight = settlement.peakInFlight
-        let writeFailed = report.failure != nil
         var reconcileFailure: String?
         if !report.counts.reconciles {
             let c = report.counts
@@ -231,7 +237,7 @@ public struct CampaignRun: Sendable {
                 reconcileFailure = "counts do not reconcile: \(expected) lines read, \(report.counts.lines) processed + \(report.counts.blankLines) blank"
             }
         }
-        report.reconciled = !writeFailed && reconcileFailure == nil
+        report.reconciled = !sinkFailed && reconcileFailure == nil
         if report.failure == nil {
             // A stopped provider fails the run with its message; every device still has an
             // outcome (failed: provider_stopped), so the counts must add up all the same.

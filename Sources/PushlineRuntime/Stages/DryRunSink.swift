@@ -17,6 +17,8 @@ public struct SinkReport: Sendable {
     public var unknownTags = 0
     /// Sending runs: requests a lane never settled before its events ended.
     public var lostRequests = 0
+    /// Sending runs: providers whose lane ended its events before it was finished or cancelled.
+    public var lanesEndedEarly: [Provider] = []
 }
 
 /// Why the sink could not write its files.

@@ -378,12 +378,23 @@ actor VanishingLane: DeliveryLane {
     nonisolated let events: AsyncStream<[SendEvent]>
     private let continuation: AsyncStream<[SendEvent]>.Continuation
 
-    init(provider: Provider) {
+    /// Settles the first `send`'s requests (sent) before its events end.
+    private let settleFirst: Bool
+
+    init(provider: Provider, settleFirst: Bool = false) {
         self.provider = provider
+        self.settleFirst = settleFirst
         (events, continuation) = AsyncStream<[SendEvent]>.makeStream()
     }
 
-    func send(_ requests: [OutgoingRequest]) async { continuation.finish() }
+    func send(_ requests: [OutgoingRequest]) async {
+        if settleFirst {
+            continuation.yield(requests.map {
+                .settled(SettledRequest(request: $0, provider: provider, outcome: .sent(providerID: "x", attempts: 1), latency: .milliseconds(1), wasDeferred: false))
+            })
+        }
+        continuation.finish()
+    }
     func finish() async { continuation.finish() }
     func cancel() async { continuation.finish() }
     func report() async -> LaneReport { LaneReport(provider: provider) }
@@ -416,9 +427,31 @@ struct DeliverySinkBrokenLaneTests {
         let laneEnded = report.counts.failed["lane_ended"] ?? 0
         let lost = count - laneEnded
         #expect(lost >= 10 && report.counts.failed.count == 1 && report.counts.sentTotal == 0)
-        #expect(report.failure == "a sending lane broke its contract: \(lost) requests never settled, 0 outcomes for unknown requests")
+        #expect(report.failure == "a sending lane broke its contract: \(lost) requests never settled, 0 outcomes for unknown requests, events of apns ended early")
         #expect(!report.reconciled)
         #expect(report.counts.devices == count)
         #expect(try readSummary(scratch.file("out"))["reconciled"] as? Bool == false)
+    }
+
+    /// Ending its events early is a broken contract even when the lane settled what it had
+    /// (here, its first batch): the run fails, and the devices it can no longer take fail
+    /// (`lane_ended`).
+    @Test func aLaneThatEndsEarlyAfterSettlingStillFailsTheRun() async throws {
+        let scratch = try Scratch()
+        let count = 50
+        let lane = VanishingLane(provider: .apns, settleFirst: true)
+        let report = try await runSend(
+            lines: (1...count).map { line("\"r\($0)\"", [("ios", apnsToken1)]) }, lanes: [], configure: [.apns],
+            batchLines: 10, workers: 1, in: scratch, laneFactory: { _, _ in lane }
+        )
+        #expect(report.status == .failed && report.status.exitCode == 5)
+        // The first batch is settled; batches already queued for the lane when its events ended
+        // are lost (timing decides how many); later ones fail `lane_ended`.
+        let sent = report.counts.sentTotal
+        let laneEnded = report.counts.failed["lane_ended"] ?? 0
+        let lost = count - sent - laneEnded
+        #expect(sent == 10 && lost % 10 == 0 && report.counts.failed.count <= 1)
+        #expect(report.reconciled == (lost == 0))
+        #expect(report.failure == "a sending lane broke its contract: \(lost) requests never settled, 0 outcomes for unknown requests, events of apns ended early")
     }
 }
