@@ -48,8 +48,10 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `httpStatus`: the last response's status, 0 when there was none (timeout, reset).
+    /// `attempts`: sends made, 0 when the request never reached the wire (its provider stopped,
+    /// the run was cancelled, no sender for its provider).
     public static func failed(reason: String, httpStatus: Int, attempts: Int) -> Self {
-        DeliveryOutcome(storage: .failed(reason: reason, httpStatus: httpStatus, attempts: max(1, attempts)))
+        DeliveryOutcome(storage: .failed(reason: reason, httpStatus: httpStatus, attempts: max(0, attempts)))
     }
 
     public static func skipped(_ reason: SkipReason) -> Self {

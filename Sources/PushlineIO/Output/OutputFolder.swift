@@ -6,10 +6,10 @@
 /// The file stays in place (removing it would let two runs lock different inodes); it holds the
 /// holder's pid, host and start time, which a second run prints when it is refused.
 ///
-/// Once locked, the folder's previous results (requests-*, rejects.ndjson, summary.json and their
-/// temporary files) are removed, so the folder never mixes two runs' files. Only regular files
-/// are removed; anything else under those names (a symlink, FIFO, device, directory) makes the
-/// run refuse the folder instead.
+/// Once locked, the folder's previous results (requests-*, rejects.ndjson, sent.ndjson,
+/// invalid-tokens.ndjson, failed.ndjson, summary.json and their temporary files) are removed,
+/// so the folder never mixes two runs' files. Only regular files are removed; anything else
+/// under those names (a symlink, FIFO, device, directory) makes the run refuse the folder instead.
 public final class OutputFolderLock: Sendable {
     /// The lock file's name inside the folder.
     public static let fileName = ".pushline.lock"
@@ -89,6 +89,8 @@ public final class OutputFolderLock: Sendable {
 
     private static func isFinalResultName(_ name: Substring) -> Bool {
         if name == "rejects.ndjson" || name == "summary.json" { return true }
+        // A sending run's results.
+        if name == "sent.ndjson" || name == "invalid-tokens.ndjson" || name == "failed.ndjson" { return true }
         return name.hasPrefix("requests-") && (name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz"))
     }
 

@@ -1,6 +1,7 @@
 public import PushlineCore
 import PushlineEncoding
 public import PushlineIO
+public import PushlineDelivery
 public import Logging
 import AsyncAlgorithms
 import Foundation
@@ -20,6 +21,15 @@ public struct RunReport: Sendable {
     public var settledThroughLine = 0
     /// The most batches in flight at once (bounded by the batch window).
     public var peakBatchesInFlight = 0
+    /// `dry_run` or `send`, as `summary.json` says.
+    public var mode = "dry_run"
+    /// A sending run under `--validate-only`.
+    public var validateOnly = false
+    /// Sending runs: per provider, what was sent and measured (`summary.json`'s `delivery`).
+    public var delivery: [ProviderDeliveryReport] = []
+    /// Every device has exactly one outcome, in total and per provider (also true for a run that
+    /// failed for another reason, such as a stopped provider, when its counts add up).
+    public var reconciled = false
 }
 
 /// Runs a compiled campaign over an audience: Read → Parse, route and encode (N workers) → Sink,
@@ -33,15 +43,47 @@ public struct CampaignRun: Sendable {
     public static let workerRange = 1...256
     public var readerOptions: AudienceReader.Options
     public var logger: Logger
+    /// Dry run, or send with the providers' configurations.
+    public var mode: RunMode
+    /// Builds one provider's lane when sending.
+    public var laneFactory: LaneFactory
 
-    public init(pipeline: LoadedPipeline, audiencePath: String, outputFolder: String, workers: Int? = nil, logger: Logger) {
+    /// How a sending run gets a provider's lane: from its configuration and the campaign's routes.
+    public typealias LaneFactory = @Sendable (ProviderSendConfiguration, RouteTable) throws -> any DeliveryLane
+
+    public init(
+        pipeline: LoadedPipeline, audiencePath: String, outputFolder: String, workers: Int? = nil,
+        mode: RunMode = .dryRun, laneFactory: @escaping LaneFactory = CampaignRun.placeholderLaneFactory, logger: Logger
+    ) {
         self.pipeline = pipeline
         self.audiencePath = audiencePath
         self.outputFolder = outputFolder
         let requested = workers ?? ProcessInfo.processInfo.activeProcessorCount
         self.workers = min(max(requested, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         self.readerOptions = AudienceReader.Options(maxLineBytes: pipeline.campaign.maxLineBytes)
+        self.mode = mode
+        self.laneFactory = laneFactory
         self.logger = logger
+    }
+
+    /// Until the senders are merged: refuses to build a lane, so a sending run fails before it
+    /// reads anything. (The integration points this at `ProviderSenders.make`.)
+    public static let placeholderLaneFactory: LaneFactory = { configuration, _ in
+        throw LaneFactoryError(message: "the \(configuration.provider.rawValue) sender is not built yet")
+    }
+
+    /// Why a provider's lane could not be built.
+    public struct LaneFactoryError: Error, Sendable, CustomStringConvertible {
+        public var message: String
+        public init(message: String) { self.message = message }
+        public var description: String { message }
+    }
+
+    /// What a sending run does with the devices of providers it does not send to: APNs has no
+    /// validate-only mode, so under `--validate-only` its devices are skipped (counted, reconciled).
+    public static func skipReasons(validateOnly: Bool) -> [Provider: SkipReason] {
+        guard validateOnly else { return [:] }
+        return [.apns: SkipReason("validate_only", "not sent: --validate-only, and APNs has no validate-only mode")]
     }
 
     /// Batches admitted and not settled at most: one per worker, one in each channel hand-off,
@@ -49,7 +91,10 @@ public struct CampaignRun: Sendable {
     public static func batchWindow(workers: Int) -> Int { 2 * workers + 4 }
 
     public func run() async -> RunReport {
-        await run(encoder: CampaignEncoder(campaign: pipeline.campaign))
+        var campaign = pipeline.campaign
+        // FCM's requests carry `validate_only: true` from the encoder on (its body prefix).
+        if case .send(_, validateOnly: true) = mode { campaign.fcmValidateOnly = true }
+        return await run(encoder: CampaignEncoder(campaign: campaign))
     }
 
     /// Runs with `encoder` in place of the campaign's own (the seam tests use to inject failures).
@@ -57,10 +102,28 @@ public struct CampaignRun: Sendable {
         let campaign = pipeline.campaign
         let started = ContinuousClock.now
         let startedAt = Date()
-        logger.info("run started", metadata: [
+        let sending: (configurations: [ProviderSendConfiguration], validateOnly: Bool)?
+        switch mode {
+        case .dryRun: sending = nil
+        case .send(let configurations, let validateOnly): sending = (configurations, validateOnly)
+        }
+        var startMetadata: Logger.Metadata = [
             "campaign": "\(campaign.name)", "audience": "\(audiencePath)", "output": "\(outputFolder)",
-            "workers": "\(workers)", "mode": "dry-run",
-        ])
+            "workers": "\(workers)", "mode": "\(sending == nil ? "dry-run" : "send")",
+        ]
+        if let sending {
+            startMetadata["providers"] = "\(sending.configurations.map(\.provider.rawValue).joined(separator: ","))"
+            if sending.validateOnly { startMetadata["validate_only"] = "true" }
+        }
+        logger.info("run started", metadata: startMetadata)
+        func emptyReport() -> RunReport {
+            var report = RunReport(status: .failed, counts: RunCounts(), source: SourceReport(path: audiencePath), files: [], outputFolder: outputFolder, seconds: 0)
+            if let sending {
+                report.mode = "send"
+                report.validateOnly = sending.validateOnly
+            }
+            return report
+        }
 
         // The folder belongs to this run until the summary is written: a second run is refused
         // before it reads anything, and the previous run's results go before any of ours appear.
@@ -72,7 +135,7 @@ public struct CampaignRun: Sendable {
                 logger.info("removed the previous run's results", metadata: ["files": "\(removed.joined(separator: ", "))"])
             }
         } catch {
-            var report = RunReport(status: .failed, counts: RunCounts(), source: SourceReport(path: audiencePath), files: [], outputFolder: outputFolder, seconds: 0)
+            var report = emptyReport()
             report.failure = error.description
             log(report)
             return report
@@ -81,23 +144,143 @@ public struct CampaignRun: Sendable {
         // is written.
         defer { _ = lock.folder }
 
+        // Sending: every lane is built before anything is read, so a provider that cannot start
+        // fails the run with nothing read or sent.
+        var lanes: [any DeliveryLane] = []
+        if let sending {
+            for configuration in sending.configurations where !lanes.contains(where: { $0.provider == configuration.provider }) {
+                do {
+                    lanes.append(try laneFactory(configuration, campaign.routeTable))
+                } catch {
+                    for lane in lanes { await lane.cancel() }
+                    var report = emptyReport()
+                    report.failure = "cannot start the \(configuration.provider.rawValue) sender: \(error)"
+                    writeSummary(&report, campaign: campaign, startedAt: startedAt)
+                    log(report)
+                    return report
+                }
+            }
+        }
+
         let readThread = DedicatedThreadExecutor(name: "pushline-read")
         let writeThread = DedicatedThreadExecutor(name: "pushline-write")
         defer {
             readThread.shutdown()
             writeThread.shutdown()
         }
-        let lines = AsyncChannel<NumberedBatch>()
-        let encoded = AsyncChannel<EncodedBatch>()
-        let source = AudienceSource(executor: readThread)
-        let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
         // `workers` is a public var: clamp again here, where it sizes tasks, the window and the pool.
         let workers = min(max(workers, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         // Batches in flight, bounded by construction: one per worker, one in each channel
-        // hand-off, a few held by the sink for reordering; the reader waits beyond that.
+        // hand-off, a few held by the sink for reordering (dry run) or waiting for their
+        // requests' outcomes (send); the reader waits beyond that.
         let settlement = BatchSettlement(window: Self.batchWindow(workers: workers))
-        let pool = BatchPool(limit: Self.batchWindow(workers: workers))
+        let stages: StageResult
+        if let sending {
+            let sink = DeliverySink(
+                executor: writeThread, routes: campaign.routeTable, lanes: lanes,
+                skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, logger: logger
+            )
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement)
+        } else {
+            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement)
+        }
+        let sourceOutcome = stages.source
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 
+        var report = RunReport(status: .completed, counts: RunCounts(), source: sourceOutcome, files: [], outputFolder: outputFolder, seconds: seconds)
+        if let sending {
+            report.mode = "send"
+            report.validateOnly = sending.validateOnly
+        }
+        var stopped: String?
+        // Without the sink's counts there is nothing to reconcile.
+        var sinkFailed = false
+        switch stages.sink {
+        case .success(let sinkReport):
+            report.counts = sinkReport.counts
+            report.files = sinkReport.files
+            report.delivery = sinkReport.delivery
+            let messages = sinkReport.delivery.compactMap { provider in
+                provider.stoppedBecause.map { "the \(provider.provider.rawValue) provider stopped: \($0)" }
+            }
+            if !messages.isEmpty { stopped = messages.joined(separator: "; ") }
+            if sinkReport.lostRequests > 0 || sinkReport.unknownTags > 0 || !sinkReport.lanesEndedEarly.isEmpty {
+                var broken = "a sending lane broke its contract: \(sinkReport.lostRequests) requests never settled, \(sinkReport.unknownTags) outcomes for unknown requests"
+                if !sinkReport.lanesEndedEarly.isEmpty {
+                    broken += ", events of \(sinkReport.lanesEndedEarly.map(\.rawValue).joined(separator: ", ")) ended early"
+                }
+                report.failure = broken
+            }
+        case .failure(let error):
+            report.failure = "writing results failed: \(error.description)"
+            sinkFailed = true
+        }
+        report.settledThroughLine = settlement.lowWaterMark
+        report.peakBatchesInFlight = settlement.peakInFlight
+        var reconcileFailure: String?
+        if !report.counts.reconciles {
+            let c = report.counts
+            // Sending outcomes are named when there are any (a dry run has none).
+            var outcomes = ""
+            if c.sentTotal > 0 { outcomes += " + \(c.sentTotal) sent" }
+            if c.invalidTokenTotal > 0 { outcomes += " + \(c.invalidTokenTotal) invalid token" }
+            if c.failedTotal > 0 { outcomes += " + \(c.failedTotal) failed" }
+            reconcileFailure = "counts do not reconcile: \(c.devices) devices read, \(c.writtenTotal) written\(outcomes) + \(c.rejectedTotal) rejected + \(c.skippedTotal) skipped"
+        } else if !report.counts.reconcilesByProvider {
+            reconcileFailure = "counts do not reconcile per provider: \(ProviderReconciliation.describe(report.counts))"
+        } else if sourceOutcome.error == nil {
+            // Every line the reader completed must have reached the sink, as a recipient or as blank.
+            let expected = sourceOutcome.physicalLines
+            if report.counts.lines + report.counts.blankLines != expected {
+                reconcileFailure = "counts do not reconcile: \(expected) lines read, \(report.counts.lines) processed + \(report.counts.blankLines) blank"
+            }
+        }
+        report.reconciled = !sinkFailed && reconcileFailure == nil
+        if report.failure == nil {
+            // A stopped provider fails the run with its message; every device still has an
+            // outcome (failed: provider_stopped), so the counts must add up all the same.
+            let reasons = [stopped, reconcileFailure].compactMap { $0 }
+            if !reasons.isEmpty { report.failure = reasons.joined(separator: "; ") }
+        }
+        if report.failure != nil {
+            report.status = .failed
+        } else if sourceOutcome.error != nil {
+            report.status = .inputError
+        } else if report.counts.failedTotal > 0 {
+            report.status = .completedWithFailures
+        } else if report.counts.rejectedTotal + report.counts.linesRejected > 0 {
+            report.status = .completedWithRejects
+        }
+
+        writeSummary(&report, campaign: campaign, startedAt: startedAt)
+        log(report)
+        return report
+    }
+
+    private func writeSummary(_ report: inout RunReport, campaign: Campaign, startedAt: Date) {
+        do {
+            try RunSummary.write(report, campaign: campaign, pipelinePath: pipeline.path, startedAt: startedAt, to: outputFolder + "/summary.json")
+        } catch {
+            report.failure = "cannot write summary.json: \(error)"
+            report.status = .failed
+        }
+    }
+
+    private struct StageResult {
+        var source: SourceReport
+        var sink: Result<SinkReport, SinkError>
+    }
+
+    /// Read → encode (N workers) → `sink`, joined by bounded channels; returns when all three ended.
+    private func runStages<Encoder: LineEncoding, Sink: RequestSink>(
+        encoder: Encoder, sink: Sink, readThread: DedicatedThreadExecutor, workers: Int, settlement: BatchSettlement
+    ) async -> StageResult {
+        let lines = AsyncChannel<NumberedBatch>()
+        let encoded = AsyncChannel<EncodedBatch>()
+        let source = AudienceSource(executor: readThread)
+        let pool = BatchPool(limit: Self.batchWindow(workers: workers))
         async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, into: lines)
         async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, input: lines, output: encoded)
         let sinkResult: Result<SinkReport, SinkError>
@@ -112,54 +295,7 @@ public struct CampaignRun: Sendable {
         }
         let sourceOutcome = await sourceReport
         await encodeDone
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-
-        var report = RunReport(status: .completed, counts: RunCounts(), source: sourceOutcome, files: [], outputFolder: outputFolder, seconds: seconds)
-        switch sinkResult {
-        case .success(let sinkReport):
-            report.counts = sinkReport.counts
-            report.files = sinkReport.files
-        case .failure(let error):
-            report.failure = "writing results failed: \(error.description)"
-        }
-        report.settledThroughLine = settlement.lowWaterMark
-        report.peakBatchesInFlight = settlement.peakInFlight
-        if report.failure == nil && !report.counts.reconciles {
-            let c = report.counts
-            // Sending outcomes are named when there are any (a dry run has none).
-            var sending = ""
-            if c.sentTotal > 0 { sending += " + \(c.sentTotal) sent" }
-            if c.invalidTokenTotal > 0 { sending += " + \(c.invalidTokenTotal) invalid token" }
-            if c.failedTotal > 0 { sending += " + \(c.failedTotal) failed" }
-            report.failure = "counts do not reconcile: \(c.devices) devices read, \(c.writtenTotal) written\(sending) + \(c.rejectedTotal) rejected + \(c.skippedTotal) skipped"
-        }
-        if report.failure == nil && !report.counts.reconcilesByProvider {
-            report.failure = "counts do not reconcile per provider: \(ProviderReconciliation.describe(report.counts))"
-        }
-        if report.failure == nil, sourceOutcome.error == nil {
-            // Every line the reader completed must have reached the sink, as a recipient or as blank.
-            let expected = sourceOutcome.physicalLines
-            if report.counts.lines + report.counts.blankLines != expected {
-                report.failure = "counts do not reconcile: \(expected) lines read, \(report.counts.lines) processed + \(report.counts.blankLines) blank"
-            }
-        }
-        if report.failure != nil {
-            report.status = .failed
-        } else if sourceOutcome.error != nil {
-            report.status = .inputError
-        } else if report.counts.rejectedTotal + report.counts.linesRejected > 0 {
-            report.status = .completedWithRejects
-        }
-
-        do {
-            try RunSummary.write(report, campaign: campaign, pipelinePath: pipeline.path, startedAt: startedAt, to: outputFolder + "/summary.json")
-        } catch {
-            report.failure = "cannot write summary.json: \(error)"
-            report.status = .failed
-        }
-        log(report)
-        return report
+        return StageResult(source: sourceOutcome, sink: sinkResult)
     }
 
     private func log(_ report: RunReport) {
@@ -169,6 +305,11 @@ public struct CampaignRun: Sendable {
             "rejected": "\(report.counts.rejectedTotal + report.counts.linesRejected)",
             "skipped": "\(report.counts.skippedTotal)", "seconds": "\(String(format: "%.2f", report.seconds))",
         ]
+        if report.mode == "send" {
+            metadata["sent"] = "\(report.counts.sentTotal)"
+            metadata["invalid_token"] = "\(report.counts.invalidTokenTotal)"
+            metadata["failed"] = "\(report.counts.failedTotal)"
+        }
         if let error = report.source.error { metadata["input_error"] = "\(error.description)" }
         if let failure = report.failure { metadata["failure"] = "\(failure)" }
         if report.status == .failed || report.status == .inputError {

@@ -4,16 +4,20 @@ public enum RunStatus: String, Sendable {
     case completed
     /// The run finished; some lines or devices were rejected (see rejects.ndjson).
     case completedWithRejects = "completed_with_rejects"
+    /// A sending run finished; some devices failed (see failed.ndjson: refused by the provider,
+    /// or not delivered within the retry budget). Invalid tokens are not failures.
+    case completedWithFailures = "completed_with_failures"
     /// The audience could not be read to its end (truncated or corrupt gzip, unreadable file);
     /// everything before the failure was processed and written.
     case inputError = "input_error"
-    /// Results could not be written, or the counts did not reconcile.
+    /// Results could not be written, the counts did not reconcile, or a provider stopped
+    /// (a configuration error such as a wrong key: its remaining devices failed unsent).
     case failed
 
     public var exitCode: Int32 {
         switch self {
         case .completed: 0
-        case .completedWithRejects: 3
+        case .completedWithRejects, .completedWithFailures: 3
         case .inputError: 4
         case .failed: 5
         }

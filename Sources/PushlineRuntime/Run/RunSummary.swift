@@ -10,7 +10,7 @@ enum RunSummary {
         var summary: [String: Any] = [
             "campaign": campaign.name,
             "pipeline": pipelinePath,
-            "mode": "dry_run",
+            "mode": report.mode,
             "status": report.status.rawValue,
             "exit_code": Int(report.status.exitCode),
             "started_at": ISO8601DateFormatter().string(from: startedAt),
@@ -48,11 +48,16 @@ enum RunSummary {
             ] as [String: Any],
             "providers": providerTable(counts),
             "settled_through_line": report.settledThroughLine,
-            "reconciled": counts.reconciles && counts.reconcilesByProvider && report.failure == nil,
+            "reconciled": report.reconciled,
             "files": Dictionary(uniqueKeysWithValues: report.files.map { ($0.name, $0.bytes) }),
         ]
         if report.seconds > 0 {
-            summary["devices_per_second"] = devicesPerSecond(counts.writtenTotal, seconds: report.seconds)
+            // Devices written (dry run) or sent, per second of the whole run.
+            summary["devices_per_second"] = devicesPerSecond(counts.writtenTotal + counts.sentTotal, seconds: report.seconds)
+        }
+        if report.mode == "send" {
+            summary["validate_only"] = report.validateOnly
+            summary["delivery"] = deliveryTable(report.delivery, counts: counts)
         }
         if let error = report.source.error {
             var entry: [String: Any] = ["code": error.code.rawValue, "message": error.description]
@@ -67,6 +72,52 @@ enum RunSummary {
         var file = try OutputFile(path: path)
         try file.write(data)
         try file.close()
+    }
+
+    /// Sending runs, per provider: outcomes, the lane's attempts and retries, latency
+    /// percentiles, the achieved rate, the lane's final rate and slowdowns, and why it stopped.
+    static func deliveryTable(_ delivery: [ProviderDeliveryReport], counts: RunCounts) -> [String: Any] {
+        var table: [String: Any] = [:]
+        for provider in delivery {
+            let lane = provider.lane
+            let seconds = Double(provider.sendingTime.components.seconds) + Double(provider.sendingTime.components.attoseconds) / 1e18
+            var latency: [String: Any] = ["count": provider.latency.count]
+            for (name, p) in [("p50_ms", 0.5), ("p90_ms", 0.9), ("p99_ms", 0.99), ("max_ms", 1.0)] {
+                if let value = provider.latency.percentileMicroseconds(p) {
+                    latency[name] = milliseconds(value)
+                } else {
+                    latency[name] = NSNull()
+                }
+            }
+            table[provider.provider.rawValue] = [
+                "sent": provider.sent,
+                "invalid_token": provider.invalidToken,
+                "failed": provider.failed,
+                "skipped": provider.skipped,
+                "failed_by_reason": provider.failedByReason,
+                "requests": provider.handed,
+                "attempts": lane?.attempts ?? 0,
+                "retries": lane?.retries ?? 0,
+                "possible_duplicates": provider.possibleDuplicates,
+                "latency": latency,
+                "sending_seconds": (seconds * 1000).rounded() / 1000,
+                "sent_per_second": (provider.sentPerSecond * 10).rounded() / 10,
+                "final_rate_per_second": rounded(lane?.finalRatePerSecond ?? 0),
+                "slowdowns": lane?.slowdowns ?? 0,
+                "connections_opened": lane?.connectionsOpened ?? 0,
+                "stopped": lane?.stoppedBecause.map { $0 as Any } ?? NSNull(),
+            ] as [String: Any]
+        }
+        return table
+    }
+
+    /// Microseconds as milliseconds with three decimals.
+    static func milliseconds(_ microseconds: UInt64) -> Double {
+        Double(microseconds) / 1000
+    }
+
+    private static func rounded(_ value: Double) -> Double {
+        value.isFinite ? (value * 10).rounded() / 10 : 0
     }
 
     /// Per provider (and `unrouted`, devices rejected before a provider was known): devices and

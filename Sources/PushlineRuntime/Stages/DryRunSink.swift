@@ -11,6 +11,14 @@ public struct SinkReport: Sendable {
     public var counts = RunCounts()
     /// Files written, by name, with their sizes in bytes.
     public var files: [(name: String, bytes: Int)] = []
+    /// Sending runs: per provider with a lane or an outcome, in `Provider` order.
+    public var delivery: [ProviderDeliveryReport] = []
+    /// Sending runs: events whose tag matched no outstanding request (a lane settled one twice).
+    public var unknownTags = 0
+    /// Sending runs: requests a lane never settled before its events ended.
+    public var lostRequests = 0
+    /// Sending runs: providers whose lane ended its events before it was finished or cancelled.
+    public var lanesEndedEarly: [Provider] = []
 }
 
 /// Why the sink could not write its files.

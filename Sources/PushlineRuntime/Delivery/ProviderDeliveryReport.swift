@@ -1,0 +1,38 @@
+public import PushlineCore
+public import PushlineDelivery
+
+/// What the delivery sink measured for one provider, with its lane's own report: the
+/// `delivery.<provider>` object of `summary.json` (docs/output.md).
+public struct ProviderDeliveryReport: Sendable {
+    public var provider: Provider
+    public var sent = 0
+    public var invalidToken = 0
+    public var failed = 0
+    /// Failures by reason code (`retries_exhausted`, `provider_stopped`, the provider's reason…).
+    public var failedByReason: [String: Int] = [:]
+    /// Devices of this provider skipped at send time (`validate_only` for APNs).
+    public var skipped = 0
+    public var possibleDuplicates = 0
+    /// Requests handed to the lane.
+    public var handed = 0
+    /// From the first submission to the final completion, per request that reached the wire.
+    public var latency = LatencyHistogram()
+    /// From the first request handed to the lane to the last outcome it reported.
+    public var sendingTime: Duration = .zero
+    /// The lane's account (attempts, retries, final rate, slowdowns, why it stopped); nil when
+    /// the provider had no lane.
+    public var lane: LaneReport?
+
+    public init(provider: Provider) { self.provider = provider }
+
+    /// Sent per second over the sending time (0 when no time passed).
+    public var sentPerSecond: Double {
+        let seconds = Double(sendingTime.components.seconds) + Double(sendingTime.components.attoseconds) / 1e18
+        guard seconds > 0 else { return 0 }
+        let rate = Double(sent) / seconds
+        return rate.isFinite ? rate : 0
+    }
+
+    /// Set when the provider stopped (a configuration error): the lane's message.
+    public var stoppedBecause: String? { lane?.stoppedBecause }
+}

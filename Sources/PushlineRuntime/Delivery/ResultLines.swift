@@ -1,0 +1,86 @@
+import PushlineCore
+import PushlineDelivery
+
+/// The lines of a sending run's result files (docs/output.md), one JSON object each, written
+/// with `JSONWriter` (every string escaped, the output valid JSON whatever the bytes hold).
+///
+/// - `sent.ndjson`: `recipient`, `line`, `device`, `provider`, `apns_id` (APNs) or `message`
+///   (FCM's message name; `provider_id` for any other provider), `attempts`, and
+///   `possible_duplicate: true` only when an earlier attempt may have been delivered.
+/// - `invalid-tokens.ndjson`: `token`, `platform`, `provider`, `reason`, `timestamp` (only when
+///   APNs gave one: milliseconds since 1970 when the token stopped being valid), `recipient`,
+///   `line`, `device`.
+/// - `failed.ndjson`: `recipient`, `line`, `device`, `provider`, `reason`, `status` (the last
+///   HTTP status, 0 when there was none), `attempts` (0 when it never reached the wire).
+enum ResultLines {
+    static func sent(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+        w.beginObject()
+        identity(request, into: &w)
+        w.writeKey("provider")
+        w.writeString(provider.rawValue)
+        switch provider {
+        case .apns: w.writeKey("apns_id")
+        case .fcm: w.writeKey("message")
+        default: w.writeKey("provider_id")
+        }
+        if let id = outcome.providerID { w.writeString(id) } else { w.writeNull() }
+        w.writeKey("attempts")
+        w.writeInt(outcome.attempts)
+        if outcome.possibleDuplicate {
+            w.writeKey("possible_duplicate")
+            w.writeBool(true)
+        }
+        end(&w)
+    }
+
+    static func invalidToken(_ request: OutgoingRequest, provider: Provider, platform: String, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+        w.beginObject()
+        w.writeKey("token")
+        w.writeString(utf8: request.bytes[request.entry.target])
+        w.writeKey("platform")
+        w.writeString(platform)
+        w.writeKey("provider")
+        w.writeString(provider.rawValue)
+        w.writeKey("reason")
+        w.writeString(outcome.reasonCode ?? "unknown")
+        if let timestamp = outcome.invalidTokenTimestamp {
+            w.writeKey("timestamp")
+            // Int64 fits Int on the 64-bit platforms Pushline builds for.
+            w.writeInt(Int(truncatingIfNeeded: timestamp))
+        }
+        identity(request, into: &w)
+        end(&w)
+    }
+
+    static func failed(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+        w.beginObject()
+        identity(request, into: &w)
+        w.writeKey("provider")
+        w.writeString(provider.rawValue)
+        w.writeKey("reason")
+        w.writeString(outcome.reasonCode ?? "unknown")
+        w.writeKey("status")
+        w.writeInt(outcome.httpStatus ?? 0)
+        w.writeKey("attempts")
+        w.writeInt(outcome.attempts)
+        end(&w)
+    }
+
+    /// `"recipient":R,"line":N,"device":I`: the recipient as the input had it (JSON text the
+    /// encoder wrote: a string or a number), null when the request carries none.
+    private static func identity(_ request: OutgoingRequest, into w: inout JSONWriter) {
+        w.writeKey("recipient")
+        let recipient = request.bytes[request.entry.recipient]
+        if recipient.isEmpty { w.writeNull() } else { w.writeRawValue(recipient) }
+        w.writeKey("line")
+        w.writeInt(request.entry.line)
+        w.writeKey("device")
+        w.writeInt(Int(request.entry.device))
+    }
+
+    private static func end(_ w: inout JSONWriter) {
+        w.endObject()
+        w.appendRaw(byte: 0x0A)
+        w.resetSeparator()
+    }
+}

@@ -1,0 +1,264 @@
+import PushlineCore
+import PushlineEncoding
+import PushlineDelivery
+import PushlineIO
+import Logging
+
+/// One result file of a sending run: lines are collected per event batch into `buffer` and
+/// written in one call.
+final class ResultFile {
+    let name: String
+    var file: OutputFile?
+    var buffer = JSONWriter(reservingCapacity: 64 << 10)
+
+    init(name: String, file: consuming OutputFile) {
+        self.name = name
+        self.file = consume file
+    }
+}
+
+/// The delivery sink's bookkeeping, used only on the sink's thread: the ledger of outstanding
+/// requests per batch, the counts, the result files, and per-provider measurements.
+final class SendState {
+    /// Per route id: its provider and platform name (looked up per request without copying a
+    /// `RequestRoute`, whose strings and arrays would cost retains).
+    private let routeProvider: [Provider]
+    private let routePlatform: [String]
+    /// Lane index per provider ordinal (nil: no lane).
+    private let laneOf: [Int?]
+    private let laneProviders: [Provider]
+    private let skip: [Provider: SkipReason]
+    private let logger: Logger
+
+    let sent: ResultFile
+    let invalidTokens: ResultFile
+    let failed: ResultFile
+    let rejects: ResultFile
+    private(set) var writeFailure: OutputFileError?
+
+    private(set) var counts = RunCounts()
+    private var ledger = BatchLedger()
+    /// Tags of requests waiting in a lane's retry queue (their line is held).
+    private var deferred = Set<UInt64>()
+    /// Per lane: requests handed over, and requests it settled.
+    private var handed: [Int]
+    private var settledByLane: [Int]
+    private var laneEnded: [Bool]
+    var delivery: [Provider: ProviderDeliveryReport] = [:]
+    private var firstHanded: [Provider: ContinuousClock.Instant] = [:]
+    /// Tags no open batch knew: a lane settled a request twice or invented one.
+    private(set) var unknownTags = 0
+    /// Requests a lane never settled before its events ended.
+    private(set) var lostRequests = 0
+    /// Lanes whose events ended before the sink finished or cancelled them.
+    private(set) var lanesEndedEarly: [Provider] = []
+
+    private let started = ContinuousClock.now
+    private var lastProgress = ContinuousClock.now
+
+    init(folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], logger: Logger) throws(OutputFileError) {
+        func open(_ name: String) throws(OutputFileError) -> ResultFile {
+            ResultFile(name: name, file: try OutputFile(path: folder + "/" + name))
+        }
+        sent = try open("sent.ndjson")
+        invalidTokens = try open("invalid-tokens.ndjson")
+        failed = try open("failed.ndjson")
+        rejects = try open("rejects.ndjson")
+        routeProvider = routes.routes.map(\.provider)
+        routePlatform = routes.routes.map(\.platformName)
+        var laneOf = [Int?](repeating: nil, count: Provider.allCases.count)
+        for (i, provider) in lanes.enumerated() where laneOf[provider.ordinal] == nil { laneOf[provider.ordinal] = i }
+        self.laneOf = laneOf
+        self.laneProviders = lanes
+        self.skip = skip
+        self.logger = logger
+        handed = Array(repeating: 0, count: lanes.count)
+        settledByLane = Array(repeating: 0, count: lanes.count)
+        laneEnded = Array(repeating: false, count: lanes.count)
+        for provider in lanes { delivery[provider] = ProviderDeliveryReport(provider: provider) }
+    }
+
+    // MARK: Batches
+
+    /// Accounts for `batch`, cuts its requests per lane (returned by lane index) and gives the
+    /// batch back to the pool. Requests that go to no lane settle here.
+    func accept(_ batch: EncodedBatch, bytes prepared: RequestBytes?, settlement: BatchSettlement, pool: BatchPool?) -> [[OutgoingRequest]] {
+        counts.add(batch.encodeCounts)
+        if batch.rejects.count > 0 { write(batch.rejects.bytes, to: rejects) }
+        let n = batch.index.count
+        guard n > 0 else {
+            settlement.settle(sequence: batch.sequence, lastLine: batch.lastLine)
+            pool?.give(batch)
+            return []
+        }
+        let bytes = prepared ?? RequestBytes.arena(of: batch.index)
+        let firstTag = ledger.open(sequence: batch.sequence, lastLine: batch.lastLine, requests: n)
+        var chunks = [[OutgoingRequest]](repeating: [], count: laneProviders.count)
+        let now = ContinuousClock.now
+        for i in 0..<n {
+            let request = OutgoingRequest(tag: firstTag &+ UInt64(i), index: batch.index, at: i, bytes: bytes)
+            let provider = provider(of: request)
+            if let provider, let reason = skip[provider] {
+                settleHere(request, provider: provider, outcome: .skipped(reason), settlement: settlement)
+            } else if let provider, let lane = laneOf[provider.ordinal], !laneEnded[lane] {
+                if chunks[lane].isEmpty { chunks[lane].reserveCapacity(batch.requestCount(for: provider)) }
+                chunks[lane].append(request)
+            } else {
+                let reason = provider.flatMap { laneOf[$0.ordinal] } == nil ? DeliverySink.noLaneReason : DeliverySink.laneEndedReason
+                settleHere(request, provider: provider, outcome: .failed(reason: reason, httpStatus: 0, attempts: 0), settlement: settlement)
+            }
+        }
+        pool?.give(batch)
+        for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty {
+            handed[lane] += chunk.count
+            let provider = laneProviders[lane]
+            delivery[provider]?.handed += chunk.count
+            if firstHanded[provider] == nil { firstHanded[provider] = now }
+        }
+        return chunks
+    }
+
+    /// The provider of the request's route (nil for a route the table does not have: only from a
+    /// corrupted entry; such a request fails as having no lane).
+    private func provider(of request: OutgoingRequest) -> Provider? {
+        let route = request.entry.route.index
+        return route < routeProvider.count ? routeProvider[route] : nil
+    }
+
+    /// A request that never reaches a lane: its outcome is recorded and its tag completed now.
+    private func settleHere(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome, settlement: BatchSettlement) {
+        record(request, provider: provider, outcome: outcome)
+        complete(request.tag, settlement: settlement)
+    }
+
+    // MARK: Events
+
+    func handle(_ events: [SendEvent], lane: Int, settlement: BatchSettlement) {
+        for event in events {
+            switch event {
+            case .deferred(let tag, let line):
+                guard deferred.insert(tag).inserted else { continue }
+                settlement.hold(line: line)
+                complete(tag, settlement: settlement)
+            case .settled(let settled):
+                settledByLane[lane] += 1
+                let request = settled.request
+                let provider = provider(of: request) ?? settled.provider
+                record(request, provider: provider, outcome: settled.outcome)
+                if let latency = settled.latency { delivery[provider]?.latency.record(latency) }
+                if let first = firstHanded[provider] { delivery[provider]?.sendingTime = ContinuousClock.now - first }
+                if deferred.remove(request.tag) != nil {
+                    settlement.release(line: request.entry.line)
+                } else {
+                    complete(request.tag, settlement: settlement)
+                }
+            }
+        }
+        flush()
+    }
+
+    /// Lane `lane`'s events ended. Every request it was given should have settled; if not (a
+    /// defect in the lane), the window is opened so the run can end, and the counts will not
+    /// reconcile: the run fails rather than hangs.
+    func laneEnded(_ lane: Int, early: Bool, settlement: BatchSettlement) {
+        laneEnded[lane] = true
+        if early { lanesEndedEarly.append(laneProviders[lane]) }
+        let missing = handed[lane] - settledByLane[lane]
+        if missing > 0 {
+            lostRequests += missing
+            logger.error("a sending lane ended before settling every request", metadata: [
+                "provider": "\(laneProviders[lane].rawValue)", "unsettled": "\(missing)",
+            ])
+            settlement.open()
+        }
+    }
+
+    private func complete(_ tag: UInt64, settlement: BatchSettlement) {
+        switch ledger.complete(tag: tag) {
+        case .pending: break
+        case .batchDone(let sequence, let lastLine): settlement.settle(sequence: sequence, lastLine: lastLine)
+        case .unknown: unknownTags += 1
+        }
+    }
+
+    /// Records `outcome` in the counts and the provider's measurements, and writes its result line.
+    private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome) {
+        counts.record(outcome, provider: provider)
+        guard let provider else { return }
+        var report = delivery[provider] ?? ProviderDeliveryReport(provider: provider)
+        switch outcome.kind {
+        case .sent:
+            report.sent += 1
+            if outcome.possibleDuplicate { report.possibleDuplicates += 1 }
+            ResultLines.sent(request, provider: provider, outcome: outcome, into: &sent.buffer)
+        case .invalidToken:
+            report.invalidToken += 1
+            let route = request.entry.route.index
+            let platform = route < routePlatform.count ? routePlatform[route] : ""
+            ResultLines.invalidToken(request, provider: provider, platform: platform, outcome: outcome, into: &invalidTokens.buffer)
+        case .failed:
+            report.failed += 1
+            report.failedByReason[outcome.reasonCode ?? "unknown", default: 0] += 1
+            ResultLines.failed(request, provider: provider, outcome: outcome, into: &failed.buffer)
+        case .skipped:
+            report.skipped += 1
+        case .written, .rejected:
+            // Not a sending outcome: counted, no result line (a lane does not produce these).
+            break
+        }
+        delivery[provider] = report
+    }
+
+    // MARK: Files
+
+    private func write(_ bytes: [UInt8], to file: ResultFile) {
+        guard writeFailure == nil, !bytes.isEmpty else { return }
+        do throws(OutputFileError) {
+            try file.file!.write(bytes)
+        } catch {
+            writeFailure = error
+        }
+    }
+
+    /// Writes the lines collected since the last flush.
+    func flush() {
+        for file in [sent, invalidTokens, failed] where file.buffer.count > 0 {
+            write(file.buffer.bytes, to: file)
+            file.buffer.removeAll()
+        }
+    }
+
+    /// Closes the files (renamed into place) and returns the sink's report.
+    func close() throws(OutputFileError) -> SinkReport {
+        flush()
+        if let writeFailure { throw writeFailure }
+        var report = SinkReport()
+        for file in [sent, invalidTokens, failed, rejects] {
+            guard let open = file.file.take() else { continue }
+            report.files.append((file.name, try open.close()))
+        }
+        report.files.sort { $0.name < $1.name }
+        report.counts = counts
+        report.delivery = delivery.values.sorted { $0.provider < $1.provider }
+        report.unknownTags = unknownTags
+        report.lostRequests = lostRequests
+        report.lanesEndedEarly = lanesEndedEarly
+        return report
+    }
+
+    // MARK: Progress
+
+    /// Every two seconds: lines, outcomes so far and sent per second.
+    func progress() {
+        let now = ContinuousClock.now
+        guard now - lastProgress >= .seconds(2) else { return }
+        lastProgress = now
+        let elapsed = now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        logger.info("progress", metadata: [
+            "lines": "\(counts.lines)", "sent": "\(counts.sentTotal)", "invalid_token": "\(counts.invalidTokenTotal)",
+            "failed": "\(counts.failedTotal)", "rejected": "\(counts.rejectedTotal + counts.linesRejected)",
+            "retrying": "\(deferred.count)", "sent_per_second": "\(devicesPerSecond(counts.sentTotal, seconds: seconds))",
+        ])
+    }
+}
