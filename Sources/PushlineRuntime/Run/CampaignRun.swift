@@ -83,7 +83,7 @@ public struct CampaignRun: Sendable {
     /// validate-only mode, so under `--validate-only` its devices are skipped (counted, reconciled).
     public static func skipReasons(validateOnly: Bool) -> [Provider: SkipReason] {
         guard validateOnly else { return [:] }
-        return [.apns: SkipReason("validate_only", "not sent: --validate-only, and APNs has no validate-only mode")]
+        return [.apns: .validateOnly]
     }
 
     /// Batches admitted and not settled at most: one per worker, one in each channel hand-off,
