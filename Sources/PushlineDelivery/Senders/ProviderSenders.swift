@@ -23,10 +23,11 @@ public enum ProviderSenders {
     ) throws(SenderError) -> any DeliveryLane {
         let provider = configuration.provider
         var settings = configuration.settings
-        if var endpoint = settings.endpoint {
-            if endpoint.hasSuffix("/") { endpoint.removeLast() }
+        if let written = settings.endpoint {
+            // `https://host:port/` is the same origin written with its root path.
+            let endpoint = written.hasSuffix("/") && written.utf8.count > "https://".utf8.count ? String(written.dropLast()) : written
             if let problem = EndpointCheck.problem(endpoint) {
-                throw .invalidEndpoint(provider: provider.rawValue, endpoint: endpoint, problem: problem)
+                throw .invalidEndpoint(provider: provider.rawValue, endpoint: written, problem: problem)
             }
             settings.endpoint = endpoint
         }

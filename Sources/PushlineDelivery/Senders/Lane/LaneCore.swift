@@ -56,6 +56,9 @@ actor LaneCore {
     /// window. Set again after a request ended without an answer (a lost or refused connection).
     private var warming = true
     private var everAnswered = false
+    /// Requests that ended without an answer since the lane started, while none has been
+    /// answered yet: the endpoint is unreachable after `retry.maximumAttempts` of them.
+    private var unansweredFailures = 0
     /// Items taken by the pump and not yet dispatched, and items waiting for a credential
     /// decision: not in any queue, but not settled either.
     private var pumpHolding = 0
@@ -249,6 +252,7 @@ actor LaneCore {
         requests.reserveCapacity(items.count)
         var events: [SendEvent] = []
         let now = clock.now()
+        let authorization = credential.headerLine
         for var item in items {
             if stoppedBecause != nil || cancelled {
                 limit.release()
@@ -257,7 +261,7 @@ actor LaneCore {
             }
             let slot = nextSlot
             nextSlot &+= 1
-            switch routes.build(item.request, slot: slot, authorization: credential.headerLine, timeoutMilliseconds: timeoutMilliseconds) {
+            switch routes.build(item.request, slot: slot, authorization: authorization, timeoutMilliseconds: timeoutMilliseconds) {
             case .unsendable(let reason):
                 limit.release()
                 settle(item, .failed(reason: reason, httpStatus: 0, attempts: item.attempts), now: now, into: &events)
@@ -423,15 +427,24 @@ actor LaneCore {
         }
     }
 
-    /// curl errors that no retry fixes, while nothing has answered yet: the certificate does not
-    /// verify (no `ca_file` for a test server, or the wrong one), the host does not resolve.
+    /// Whether the provider cannot be reached at all, while nothing has answered yet: a
+    /// certificate that does not verify (no `ca_file` for a test server, or the wrong one) stops
+    /// the lane at once; a host that does not resolve, refuses connections or never answers
+    /// stops it after `retry.maximumAttempts` such requests in a row (one at a time: the lane
+    /// is warming), rather than trying every device of the audience five times.
     private func unreachableMessage(_ response: TransportResponse) -> String? {
-        guard !everAnswered, response.result == .failed else { return nil }
+        guard !everAnswered else { return nil }
         let code = response.curlCode
-        // CURLE_COULDNT_RESOLVE_HOST 6, CURLE_SSL_CERTPROBLEM 58, CURLE_PEER_FAILED_VERIFICATION 60,
-        // CURLE_SSL_CACERT_BADFILE 77.
-        guard [6, 58, 60, 77].contains(code) else { return nil }
-        return "\(Self.name(provider)): cannot reach \(settings.endpoint ?? "the provider's host"): \(response.curlErrorDescription) (curl error \(code)); check endpoint and ca_file; stopping this provider"
+        let endpoint = settings.endpoint ?? "the provider's host"
+        // CURLE_SSL_CERTPROBLEM 58, CURLE_PEER_FAILED_VERIFICATION 60, CURLE_SSL_CACERT_BADFILE 77,
+        // CURLE_SSL_ISSUER_ERROR 83.
+        if response.result == .failed, [58, 60, 77, 83].contains(code) {
+            return "\(Self.name(provider)): the TLS certificate of \(endpoint) does not verify: \(response.curlErrorDescription) (curl error \(code)); check endpoint and ca_file; stopping this provider"
+        }
+        unansweredFailures += 1
+        guard unansweredFailures >= settings.retry.maximumAttempts else { return nil }
+        let detail = response.result == .timedOut ? "timed out" : "\(response.curlErrorDescription) (curl error \(code))"
+        return "\(Self.name(provider)): cannot reach \(endpoint): \(unansweredFailures) requests in a row got no answer, the last: \(detail); check endpoint; stopping this provider"
     }
 
     private func configurationMessage(_ classification: ResponseClassification) -> String {
