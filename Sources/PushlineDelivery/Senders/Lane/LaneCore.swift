@@ -41,6 +41,12 @@ actor LaneCore {
     /// The retry heap's size at which `send` suspends (each holds its own copy of its bytes).
     let retryCapacity: Int
     static let maxBatch = 256
+    /// How long the lane waits for a token endpoint that does not answer (or answers 429 / 5xx)
+    /// before it stops: patient, since nothing can be sent meanwhile anyway (about a minute
+    /// of jittered waits, at most ten).
+    static let credentialRetryPolicy = RetryPolicy(
+        maximumAttempts: 8, initialBackoff: .seconds(1), maximumBackoff: .seconds(60), maximumTotalTime: .seconds(600)
+    )
     /// The longest the pump sleeps before looking at the clock again (a test clock may jump).
     static let maxSleep: Duration = .milliseconds(50)
 
@@ -225,7 +231,7 @@ actor LaneCore {
             stop(message)
         case .retryable(let message):
             var state = credentialRetry ?? RetryPolicy.State(firstSentAt: now)
-            switch settings.retry.decide(after: RetryPolicy.Failure(), state: &state, now: now, unixTime: clock.unixTime(), random: &random) {
+            switch Self.credentialRetryPolicy.decide(after: RetryPolicy.Failure(), state: &state, now: now, unixTime: clock.unixTime(), random: &random) {
             case .retry(let at, _):
                 state.recordSend()
                 credentialRetry = state
@@ -407,7 +413,7 @@ actor LaneCore {
                     retries.insert(item, due: now)
                 }
             case .stop(let message):
-                stop(message)
+                stop("\(Self.name(provider)) answered HTTP \(classification.status) \(classification.reason): \(message)")
                 settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.attempts), now: now, into: &events)
             }
             emit(events)
