@@ -12,7 +12,8 @@ public enum LaneFailureReason {
     public static let noRoute = "no_route"
     /// The target would not be safe in the request path (APNs tokens are hex): never sent.
     public static let badTarget = "bad_target"
-    /// A per-request header value holds CR, LF or NUL: never sent.
+    /// A per-request header value holds CR, LF or NUL (or the route's URL or constant headers
+    /// do, which the campaign's checks should have refused): never sent.
     public static let badHeader = "bad_header"
 
     /// Every code a lane can write by itself, for documentation and tests.

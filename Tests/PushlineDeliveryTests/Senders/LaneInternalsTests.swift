@@ -55,6 +55,16 @@ struct LaneInternalsTests {
             guard case .unsendable(let reason) = build(request) else { Issue.record("\(value) built"); continue }
             #expect(reason == "bad_header")
         }
+        // A route whose constant headers would break the request: none of its requests is built.
+        var table = RouteTable()
+        var route = TestCampaign.routes[TestCampaign.apnsRoute]
+        route = RequestRoute(id: route.id, platform: route.platform, platformName: route.platformName, provider: .apns, method: "POST",
+                             url: route.url, constantHeaders: [HTTPHeaderField("apns-topic", "a\r\nx-injected: 1")], dryRun: route.dryRun)
+        table.add(route)
+        let broken = LaneRoutes(table: table, provider: .apns, endpoint: nil)
+            .build(TestCampaign.requests(provider: .apns, tokens: ["abcd"])[0], slot: 1, authorization: Self.auth, timeoutMilliseconds: 1)
+        guard case .unsendable(let brokenReason) = broken else { Issue.record("built"); return }
+        #expect(brokenReason == "bad_header")
         // A route this lane does not serve, and one the table does not have.
         var other = TestCampaign.requests(provider: .fcm, tokens: ["tok"])[0]
         guard case .unsendable(let reason) = build(other) else { Issue.record("built"); return }

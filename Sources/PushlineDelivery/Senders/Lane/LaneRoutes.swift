@@ -10,19 +10,30 @@ struct LaneRoutes: Sendable {
         var prefix: String
         var suffix: String
         var headerLines: [String]
+        /// The URL or a constant header holds CR, LF or NUL, or the URL is too long: the
+        /// transport would refuse every batch holding one of its requests, so none is built.
+        var isMalformed: Bool
     }
 
     /// Indexed by `RouteID`; nil for routes of other providers.
     private let routes: [Route?]
+
+    /// What the transport accepts: a URL of at most 8192 bytes (a target of at most 4096 is
+    /// added), no CR, LF or NUL in it or in a header line.
+    private static func malformed(prefix: String, suffix: String, headerLines: [String]) -> Bool {
+        func bad(_ text: String) -> Bool { text.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D } }
+        return prefix.utf8.count + suffix.utf8.count > 4096 || bad(prefix) || bad(suffix) || headerLines.contains(where: bad)
+    }
 
     /// `endpoint` replaces every route's origin when set (already checked: `https://host[:port]`).
     init(table: RouteTable, provider: Provider, endpoint: String?) {
         routes = table.routes.map { route -> Route? in
             guard route.provider == provider else { return nil }
             let origin = endpoint ?? route.url.origin
+            let prefix = origin + route.url.pathBeforeTarget
             return Route(
-                shape: route.url.shape, prefix: origin + route.url.pathBeforeTarget, suffix: route.url.pathAfterTarget,
-                headerLines: route.constantHeaderLines
+                shape: route.url.shape, prefix: prefix, suffix: route.url.pathAfterTarget, headerLines: route.constantHeaderLines,
+                isMalformed: Self.malformed(prefix: prefix, suffix: route.url.pathAfterTarget, headerLines: route.constantHeaderLines)
             )
         }
     }
@@ -39,6 +50,7 @@ struct LaneRoutes: Sendable {
         guard entry.route.index < routes.count, let route = routes[entry.route.index] else {
             return .unsendable(reason: LaneFailureReason.noRoute)
         }
+        guard !route.isMalformed else { return .unsendable(reason: LaneFailureReason.badHeader) }
         let bytes = request.bytes
         var url: String
         switch route.shape {
