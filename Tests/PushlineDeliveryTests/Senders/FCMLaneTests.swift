@@ -30,6 +30,19 @@ struct FCMLaneTests {
         }
     }
 
+    @Test("validate_only: FCM checks and delivers nothing; the lane reports sent with the name FCM gives (…/fake_message_id)")
+    func validateOnly() async throws {
+        try await withLaneHarness { harness in
+            let lane = try ProviderSenders.make(harness.fcmConfiguration(), routes: TestCampaign.routes)
+            let run = await LaneDriver.run(lane, TestCampaign.requests(provider: .fcm, tokens: (0..<5).map(TestCampaign.fcmToken), validateOnly: true))
+            #expect(run.counts[.sent] == 5)
+            #expect(run.settled.values.allSatisfy { $0.outcome.providerID == "projects/\(TestCampaign.project)/messages/fake_message_id" })
+            let stats = harness.emulator.stats()
+            #expect(stats.fcm.validated == 5)
+            #expect(stats.fcm.delivered == 0)
+        }
+    }
+
     @Test("UNREGISTERED is an invalid token; INTERNAL and UNAVAILABLE are retried and sent")
     func classes() async throws {
         let tokens = (0..<4).map(TestCampaign.fcmToken)

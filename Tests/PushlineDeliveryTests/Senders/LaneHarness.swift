@@ -116,7 +116,7 @@ enum TestCampaign {
     static func fcmToken(_ n: Int) -> String { "fcm-token-\(n)-" + String(repeating: "x", count: 32) }
 
     /// One request per token (tag = its position, line = position + 1), all in one arena.
-    static func requests(provider: Provider, tokens: [String], collapseID: String? = nil) -> [OutgoingRequest] {
+    static func requests(provider: Provider, tokens: [String], collapseID: String? = nil, validateOnly: Bool = false) -> [OutgoingRequest] {
         var index = RequestIndex()
         for (i, token) in tokens.enumerated() {
             let recipientStart = index.arena.count
@@ -135,7 +135,7 @@ enum TestCampaign {
                 route = apnsRoute
             } else {
                 let bodyStart = index.arena.count
-                let prefix = #"{"message":{"token":""#
+                let prefix = validateOnly ? #"{"validate_only":true,"message":{"token":""# : #"{"message":{"token":""#
                 append(prefix, to: &index.arena)
                 let targetStart = index.arena.count
                 append(token, to: &index.arena)
