@@ -115,10 +115,18 @@ struct APNsLaneTests {
             configuration.faults.scripted[tokens[2]] = Array(repeating: .serviceUnavailable, count: 5)
         }) { harness in
             let lane = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
-            let run = await LaneDriver.run(lane, TestCampaign.requests(provider: .apns, tokens: tokens))
+            let requests = TestCampaign.requests(provider: .apns, tokens: tokens)
+            let run = await LaneDriver.run(lane, requests)
             #expect(run.violations.isEmpty)
             #expect(run.outcome(0)?.kind == .sent)
             #expect(run.outcome(0)?.attempts == 2)
+            // A deferred request settles with its own copy of its bytes (the batch's could be
+            // released), and the copy says the same.
+            let settled = try #require(run.settled[0])
+            #expect(settled.request.bytes !== requests[0].bytes)
+            #expect(settled.request.bytes.string(settled.request.entry.recipient) == "\"user-0\"")
+            #expect(settled.request.bytes.string(settled.request.entry.target) == tokens[0])
+            #expect(settled.request.entry.line == 1)
             #expect(run.outcome(1)?.kind == .sent)
             #expect(run.outcome(1)?.attempts == 3)
             let exhausted = try #require(run.outcome(2))
@@ -263,6 +271,33 @@ struct APNsLaneTests {
             #expect(run.outcome(1)?.kind == .sent)
             #expect(run.outcome(2)?.reasonCode == "no_route")
             #expect(harness.emulator.stats().apns.requests == 1)
+        }
+    }
+
+    @Test("send suspends while the lane's queue is full, and cancel releases it")
+    func backpressure() async throws {
+        try await withLaneHarness({ $0.faults.latencyMilliseconds = 400 }) { harness in
+            // One request in flight at a time, each answered after 400 ms: the queue (256) stays full.
+            let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(connections: 1, streams: 1)), routes: TestCampaign.routes)
+            let requests = TestCampaign.requests(provider: .apns, tokens: (0..<600).map(TestCampaign.apnsToken))
+            let reader = Task { () -> Int in
+                var settled = 0
+                for await events in lane.events {
+                    for case .settled in events { settled += 1 }
+                }
+                return settled
+            }
+            let returned = Mutex(false)
+            let sender = Task {
+                await lane.send(requests)
+                returned.withLock { $0 = true }
+            }
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(returned.withLock { $0 } == false)
+            await lane.cancel()
+            await sender.value
+            #expect(returned.withLock { $0 })
+            #expect(await reader.value == 600)
         }
     }
 
