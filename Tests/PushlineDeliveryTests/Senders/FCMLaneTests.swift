@@ -113,6 +113,37 @@ struct FCMLaneTests {
         }
     }
 
+    @Test("a paused FCM project does not hold up APNs: the APNs lane sends everything meanwhile")
+    func quotaPauseIsPerProvider() async throws {
+        let fcmTokens = (0..<3).map(TestCampaign.fcmToken)
+        try await withLaneHarness({ configuration in
+            configuration.faults.scripted[fcmTokens[0]] = [.quotaExceeded]
+        }) { harness in
+            let clock = JumpClock()
+            let fcm = try ProviderSenders.make(harness.fcmConfiguration(harness.settings(connections: 1, streams: 1)), routes: TestCampaign.routes, clock: clock)
+            var fcmEvents = fcm.events.makeAsyncIterator()
+            await fcm.send(TestCampaign.requests(provider: .fcm, tokens: fcmTokens))
+            guard case .deferred? = (await fcmEvents.next() ?? []).first else {
+                Issue.record("expected the FCM request to be deferred")
+                await fcm.cancel()
+                return
+            }
+            let apns = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
+            let run = await LaneDriver.run(apns, TestCampaign.requests(provider: .apns, tokens: (0..<50).map(TestCampaign.apnsToken)))
+            #expect(run.counts[.sent] == 50)
+            // FCM is still paused: only its first request reached the emulator.
+            #expect(harness.emulator.stats().fcm.requests == 1)
+            clock.advance(seconds: 61)
+            let finishing = Task { await fcm.finish() }
+            var sent = 0
+            while let batch = await fcmEvents.next() {
+                for case .settled(let settled) in batch where settled.outcome.kind == .sent { sent += 1 }
+            }
+            await finishing.value
+            #expect(sent == 3)
+        }
+    }
+
     @Test("a service account whose key is not the project's: the token endpoint refuses it, the lane stops before any message is sent")
     func wrongServiceAccountKey() async throws {
         try await withLaneHarness { harness in
