@@ -70,7 +70,7 @@ struct LaneFaultRunTests {
         }
     }
 
-    @Test("APNs: 1,200 devices, seeded 410 / 400 / 429 / 500 / 503 / REFUSED_STREAM: each ends as the plan predicts, nothing delivered twice")
+    @Test("APNs: 2,000 devices, seeded 410 / 400 / 429 / 500 / 503 / REFUSED_STREAM: each ends as the plan predicts, nothing delivered twice")
     func apnsSeeded() async throws {
         var rates = FaultRates()
         rates[.apnsUnregistered] = 0.03
@@ -86,13 +86,13 @@ struct LaneFaultRunTests {
             configuration.streams = StreamLimits(beforeAuthentication: 1, max: 100)
         }) { harness in
             let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(connections: 2, streams: 50)), routes: TestCampaign.routes, seed: 99)
-            let tokens = (0..<1200).map(TestCampaign.apnsToken)
+            let tokens = (0..<2000).map(TestCampaign.apnsToken)
             let run = await LaneDriver.run(lane, TestCampaign.requests(provider: .apns, tokens: tokens))
             try Self.check(run, tokens: tokens, plan: plan, provider: .apns, stats: harness.emulator.stats().apns, connectionsMayDrop: true)
         }
     }
 
-    @Test("FCM: 1,200 devices, seeded UNREGISTERED / 500 / 503: each ends as the plan predicts")
+    @Test("FCM: 2,000 devices, seeded UNREGISTERED / 500 / 503: each ends as the plan predicts")
     func fcmSeeded() async throws {
         var rates = FaultRates()
         rates[.fcmUnregistered] = 0.04
@@ -104,7 +104,7 @@ struct LaneFaultRunTests {
             configuration.faults.retryAfterSeconds = 0
         }) { harness in
             let lane = try ProviderSenders.make(harness.fcmConfiguration(harness.settings(connections: 2, streams: 50)), routes: TestCampaign.routes, seed: 7)
-            let tokens = (0..<1200).map(TestCampaign.fcmToken)
+            let tokens = (0..<2000).map(TestCampaign.fcmToken)
             let run = await LaneDriver.run(lane, TestCampaign.requests(provider: .fcm, tokens: tokens))
             try Self.check(run, tokens: tokens, plan: plan, provider: .fcm, stats: harness.emulator.stats().fcm)
         }
