@@ -1,0 +1,117 @@
+import PushlineCore
+
+/// A provider's routes, compiled once per lane: the URL before and after the target (with the
+/// configured `endpoint` in place of the route's origin) and the constant header lines. Turns
+/// an `OutgoingRequest` into a `TransportRequest` without copying its body.
+struct LaneRoutes: Sendable {
+    struct Route: Sendable {
+        var shape: RouteURL.Shape
+        /// `origin + pathBeforeTarget`.
+        var prefix: String
+        var suffix: String
+        var headerLines: [String]
+        /// The URL or a constant header holds CR, LF or NUL, or the URL is too long: the
+        /// transport would refuse every batch holding one of its requests, so none is built.
+        var isMalformed: Bool
+    }
+
+    /// Indexed by `RouteID`; nil for routes of other providers.
+    private let routes: [Route?]
+
+    /// What the transport accepts: a URL of at most 8192 bytes (a target of at most 4096 is
+    /// added), no CR, LF or NUL in it or in a header line.
+    private static func malformed(prefix: String, suffix: String, headerLines: [String]) -> Bool {
+        func bad(_ text: String) -> Bool { text.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D } }
+        return prefix.utf8.count + suffix.utf8.count > 4096 || bad(prefix) || bad(suffix) || headerLines.contains(where: bad)
+    }
+
+    /// `endpoint` replaces every route's origin when set (already checked: `https://host[:port]`).
+    init(table: RouteTable, provider: Provider, endpoint: String?) {
+        routes = table.routes.map { route -> Route? in
+            guard route.provider == provider else { return nil }
+            let origin = endpoint ?? route.url.origin
+            let prefix = origin + route.url.pathBeforeTarget
+            return Route(
+                shape: route.url.shape, prefix: prefix, suffix: route.url.pathAfterTarget, headerLines: route.constantHeaderLines,
+                isMalformed: Self.malformed(prefix: prefix, suffix: route.url.pathAfterTarget, headerLines: route.constantHeaderLines)
+            )
+        }
+    }
+
+    enum Built {
+        case request(TransportRequest)
+        /// Not sendable as it is: settle it failed with this reason, without sending.
+        case unsendable(reason: String)
+    }
+
+    /// The transport request for `request`, with `authorization` as the last header line.
+    func build(_ request: OutgoingRequest, slot: UInt64, authorization: String, timeoutMilliseconds: Int) -> Built {
+        let entry = request.entry
+        guard entry.route.index < routes.count, let route = routes[entry.route.index] else {
+            return .unsendable(reason: LaneFailureReason.noRoute)
+        }
+        guard !route.isMalformed else { return .unsendable(reason: LaneFailureReason.badHeader) }
+        let bytes = request.bytes
+        var url: String
+        switch route.shape {
+        case .fixed:
+            url = route.prefix
+        case .targetInPath:
+            let target = bytes[entry.target]
+            guard !target.isEmpty, target.count <= 4096, target.allSatisfy(Self.isPathSafe) else {
+                return .unsendable(reason: LaneFailureReason.badTarget)
+            }
+            url = route.prefix
+            url.reserveCapacity(route.prefix.utf8.count + target.count + route.suffix.utf8.count)
+            url += String(decoding: target, as: UTF8.self)
+            url += route.suffix
+        case .target:
+            // Web Push only; no lane of this module sends it.
+            return .unsendable(reason: LaneFailureReason.noRoute)
+        }
+        var headerLines = route.headerLines
+        var headersValid = true
+        if !entry.headers.isEmpty {
+            RequestHeaderBlock.forEach(in: bytes.bytes, block: entry.headers) { id, value in
+                guard let name = id.httpName else { return }
+                guard !value.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
+                    headersValid = false
+                    return
+                }
+                headerLines.append(name + ": " + String(decoding: value, as: UTF8.self))
+            }
+        }
+        guard headersValid else { return .unsendable(reason: LaneFailureReason.badHeader) }
+        headerLines.append(authorization)
+        return .request(TransportRequest(
+            slot: slot, method: .post, url: url, headerLines: headerLines,
+            body: bytes[entry.body], bodyOwner: bytes, timeoutMilliseconds: timeoutMilliseconds
+        ))
+    }
+
+    /// RFC 3986 unreserved characters: a target that needs no escaping in a path (APNs tokens
+    /// are hex; ADM registration ids are letters, digits, `-`, `.`, `_`).
+    static func isPathSafe(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+}
+
+/// The `endpoint` setting: `https://host[:port]`, nothing after the authority.
+enum EndpointCheck {
+    static func problem(_ endpoint: String) -> String? {
+        let lower = endpoint.lowercased()
+        guard lower.hasPrefix("https://") else { return "must start with https://" }
+        let authority = endpoint.dropFirst(8)
+        guard !authority.isEmpty else { return "has no host" }
+        guard authority.utf8.count <= 255 else { return "is longer than 263 bytes" }
+        guard authority.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") && $0 != UInt8(ascii: "@") && $0 != UInt8(ascii: "\\") })
+        else { return "must be an origin (https://host[:port]) with no path, query, user or spaces" }
+        return nil
+    }
+}

@@ -1,0 +1,26 @@
+/// The `failed` reasons a lane produces itself (besides the provider's own reason for a
+/// permanent or configuration answer, and `RetryPolicy.GiveUpReason`'s codes). Stable codes:
+/// they go into `failed.ndjson` and the summary's counts.
+public enum LaneFailureReason {
+    /// The lane stopped (a configuration error: wrong key, certificate, project, permissions)
+    /// before this request got an answer; `LaneReport.stoppedBecause` says why.
+    public static let providerStopped = "provider_stopped"
+    /// The run cancelled the lane before this request got an answer.
+    public static let cancelled = "cancelled"
+    /// The request names a route the lane does not serve (not in the route table, or another
+    /// provider's): a sink defect, settled rather than lost.
+    public static let noRoute = "no_route"
+    /// The target would not be safe in the request path (APNs tokens are hex): never sent.
+    public static let badTarget = "bad_target"
+    /// A per-request header value holds CR, LF or NUL (or the route's URL or constant headers
+    /// do, which the campaign's checks should have refused): never sent.
+    public static let badHeader = "bad_header"
+
+    /// Every code a lane can write by itself, for documentation and tests.
+    public static let all = [
+        providerStopped, cancelled, noRoute, badTarget, badHeader,
+        RetryPolicy.GiveUpReason.attemptsExhausted.rawValue,
+        RetryPolicy.GiveUpReason.deadlineExceeded.rawValue,
+        RetryPolicy.GiveUpReason.ambiguousDeliveryAlreadyResent.rawValue,
+    ]
+}
