@@ -53,7 +53,7 @@ public struct CampaignRun: Sendable {
 
     public init(
         pipeline: LoadedPipeline, audiencePath: String, outputFolder: String, workers: Int? = nil,
-        mode: RunMode = .dryRun, laneFactory: @escaping LaneFactory = CampaignRun.placeholderLaneFactory, logger: Logger
+        mode: RunMode = .dryRun, laneFactory: LaneFactory? = nil, logger: Logger
     ) {
         self.pipeline = pipeline
         self.audiencePath = audiencePath
@@ -62,14 +62,17 @@ public struct CampaignRun: Sendable {
         self.workers = min(max(requested, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         self.readerOptions = AudienceReader.Options(maxLineBytes: pipeline.campaign.maxLineBytes)
         self.mode = mode
-        self.laneFactory = laneFactory
+        self.laneFactory = laneFactory ?? Self.senderLaneFactory(logger: logger)
         self.logger = logger
     }
 
-    /// Until the senders are merged: refuses to build a lane, so a sending run fails before it
-    /// reads anything. (The integration points this at `ProviderSenders.make`.)
-    public static let placeholderLaneFactory: LaneFactory = { configuration, _ in
-        throw LaneFactoryError(message: "the \(configuration.provider.rawValue) sender is not built yet")
+    /// The real senders (the default): one `ProviderSenders` lane per provider (docs/delivery.md),
+    /// whose notices (a provider stopped, the token endpoint retried) go to `logger` as warnings.
+    /// Tests pass their own factory to script outcomes.
+    public static func senderLaneFactory(logger: Logger) -> LaneFactory {
+        { configuration, routes in
+            try ProviderSenders.make(configuration, routes: routes, logger: { message in logger.warning("\(message)") })
+        }
     }
 
     /// Why a provider's lane could not be built.

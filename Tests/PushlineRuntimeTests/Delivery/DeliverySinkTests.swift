@@ -338,10 +338,10 @@ struct DeliverySinkSettlementTests {
         let scratch = try Scratch()
         let report = try await runSend(
             lines: [line(#""a""#, [("ios", apnsToken1)])], lanes: [], configure: [.apns], in: scratch,
-            laneFactory: CampaignRun.placeholderLaneFactory
+            laneFactory: { configuration, _ in throw CampaignRun.LaneFactoryError(message: "no \(configuration.provider.rawValue) transport here") }
         )
         #expect(report.status == .failed && report.status.exitCode == 5)
-        #expect(report.failure == "cannot start the apns sender: the apns sender is not built yet")
+        #expect(report.failure == "cannot start the apns sender: no apns transport here")
         #expect(report.counts.lines == 0 && report.source.physicalLines == 0)
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out/sent.ndjson")))
         let summary = try readSummary(scratch.file("out"))
