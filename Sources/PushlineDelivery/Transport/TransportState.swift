@@ -19,7 +19,7 @@ struct TransportState {
 
     let capacity: Int
     var phase = Phase.running
-    var queue = RequestRing()
+    var queue = FIFOQueue<TransportRequest>()
     var held = 0
     var waiters: [SubmitWaiter] = []
     var completed: [TransportResponse] = []
