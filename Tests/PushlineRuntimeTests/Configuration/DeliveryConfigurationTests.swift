@@ -242,6 +242,19 @@ struct DeliveryConfigurationTests {
         #expect(!noEmail.joined().contains("PRIVATE KEY"))
     }
 
+    /// The sender exchanges tokens over HTTPS only; `validate` says so rather than the run.
+    @Test func aPlainHTTPTokenURIIsRefusedBeforeSending() throws {
+        let f = try CredentialFixture.files()
+        let scratch = try Scratch()
+        var account = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: f.serviceAccount))) as? [String: Any])
+        account["token_uri"] = "http://127.0.0.1:9/token"
+        try JSONSerialization.data(withJSONObject: account).write(to: URL(fileURLWithPath: scratch.file("plain.json")))
+        let diagnostics = try Self.diagnostics(Self.pipeline(Self.apns(f) + "  fcm: { service_account: plain.json }\n"), in: scratch)
+        #expect(diagnostics == [
+            "7:27: error: providers.fcm.service_account: the service account's token_uri 'http://127.0.0.1:9/token' is plain http://: the sender exchanges tokens over HTTPS only (the emulator serves https://…/token)",
+        ])
+    }
+
     @Test func aProjectIDThatDisagreesWithTheServiceAccountIsAnError() throws {
         let f = try CredentialFixture.files()
         let scratch = try Scratch()

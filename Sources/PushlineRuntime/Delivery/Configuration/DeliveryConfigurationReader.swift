@@ -96,7 +96,14 @@ struct DeliveryConfigurationReader {
     func loadServiceAccount(_ node: ConfigNode, path: ConfigPath, log: inout DiagnosticLog) -> FCMServiceAccount? {
         guard let file = usable(node, "service_account", path: path) else { return nil }
         do {
-            return try FCMServiceAccount.load(path: resolve(file.text))
+            let account = try FCMServiceAccount.load(path: resolve(file.text))
+            // The loader takes http:// on loopback (tests of the token exchange); the sender speaks
+            // HTTP/2 over TLS only, so a sending configuration cannot use it.
+            guard account.tokenEndpoint.isTLS else {
+                log.error(path / "service_account", "the service account's token_uri '\(PrintableName.bounded(account.tokenEndpoint.uri, limit: 200))' is plain http://: the sender exchanges tokens over HTTPS only (the emulator serves https://…/token)", at: file.node)
+                return nil
+            }
+            return account
         } catch {
             log.error(path / "service_account", error.description, at: file.node)
             return nil
