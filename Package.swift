@@ -106,7 +106,7 @@ let package = Package(
         .target(name: "PushlineTestSupport", dependencies: ["PushlineCore"], path: "Tests/PushlineTestSupport", swiftSettings: strict),
         .testTarget(name: "PushlineCoreTests", dependencies: ["PushlineCore", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushlineTemplatesTests", dependencies: ["PushlineTemplates", "PushlineTestSupport"], exclude: ["Resources"], swiftSettings: strict),
-        .testTarget(name: "PushlineEncodingTests", dependencies: ["PushlineEncoding", "PushlineRuntime", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushlineEncodingTests", dependencies: ["PushlineEncoding", "PushlineRuntime", "PushlineDelivery", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushlineIOTests", dependencies: ["PushlineIO", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "PushlineDeliveryTests",

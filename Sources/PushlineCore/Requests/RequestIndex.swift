@@ -61,26 +61,4 @@ public struct RequestIndex: Sendable {
         withArena { RequestHeaderBlock.forEach(in: $0, block: block, body) }
     }
 
-    /// Request `i` copied out into an index of its own (its entry, ranges rebased, and only its
-    /// bytes), so a retry can outlive the batch and the batch can be released.
-    public func copyRequest(_ i: Int) -> RequestIndex {
-        var entry = entries[i]
-        var copy = RequestIndex()
-        let parts = [entry.recipient, entry.target, entry.body, entry.headers]
-        copy.arena.reserveCapacity(parts.reduce(0) { $0 &+ Int($1.length) })
-        var rebased: [ByteRange] = []
-        withArena { raw in
-            for part in parts {
-                let start = copy.arena.count
-                if part.end <= raw.count { copy.arena.appendRaw(UnsafeRawBufferPointer(rebasing: raw[part.range])) }
-                rebased.append(ByteRange(start, copy.arena.count) ?? .empty)
-            }
-        }
-        entry.recipient = rebased[0]
-        entry.target = rebased[1]
-        entry.body = rebased[2]
-        entry.headers = rebased[3]
-        copy.entries.append(entry)
-        return copy
-    }
 }

@@ -68,7 +68,8 @@ public struct RunCounts: Sendable, Equatable {
     public var written: [Provider: Int] = [:]
     /// Devices the provider accepted, per provider.
     public var sent: [Provider: Int] = [:]
-    /// Devices whose token the provider called invalid, per reason.
+    /// Devices whose token the provider called invalid, per reason. Every by-reason count holds at
+    /// most `ReasonTally.maxDistinct` reasons (then `other`): provider reasons come off the wire.
     public var invalidTokens: [String: Int] = [:]
     /// Devices rejected, per reason code.
     public var rejected: [String: Int] = [:]
@@ -138,10 +139,10 @@ public struct RunCounts: Sendable, Equatable {
         switch kind {
         case .written: if let provider { written[provider, default: 0] += count }
         case .sent: if let provider { sent[provider, default: 0] += count }
-        case .invalidToken: invalidTokens[reason ?? "unknown", default: 0] += count
-        case .rejected: rejected[reason ?? "unknown", default: 0] += count
-        case .failed: failed[reason ?? "unknown", default: 0] += count
-        case .skipped: skipped[reason ?? "unknown", default: 0] += count
+        case .invalidToken: ReasonTally.add(count, to: reason ?? "unknown", in: &invalidTokens)
+        case .rejected: ReasonTally.add(count, to: reason ?? "unknown", in: &rejected)
+        case .failed: ReasonTally.add(count, to: reason ?? "unknown", in: &failed)
+        case .skipped: ReasonTally.add(count, to: reason ?? "unknown", in: &skipped)
         }
         if let provider { byProvider[provider, default: OutcomeCounts()][kind] += count } else { unrouted[kind] += count }
     }
@@ -155,10 +156,10 @@ public struct RunCounts: Sendable, Equatable {
         possibleDuplicates += other.possibleDuplicates
         for (k, v) in other.written { written[k, default: 0] += v }
         for (k, v) in other.sent { sent[k, default: 0] += v }
-        for (k, v) in other.invalidTokens { invalidTokens[k, default: 0] += v }
-        for (k, v) in other.rejected { rejected[k, default: 0] += v }
-        for (k, v) in other.failed { failed[k, default: 0] += v }
-        for (k, v) in other.skipped { skipped[k, default: 0] += v }
+        ReasonTally.merge(other.invalidTokens, into: &invalidTokens)
+        ReasonTally.merge(other.rejected, into: &rejected)
+        ReasonTally.merge(other.failed, into: &failed)
+        ReasonTally.merge(other.skipped, into: &skipped)
         for (k, v) in other.byProvider { byProvider[k, default: OutcomeCounts()].add(v) }
         unrouted.add(other.unrouted)
     }

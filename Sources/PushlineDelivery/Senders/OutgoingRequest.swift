@@ -23,22 +23,18 @@ public struct OutgoingRequest: Sendable {
     /// retry keeps so the batch's bytes can be freed.
     public func detached() -> OutgoingRequest {
         var entry = self.entry
-        let parts = [entry.recipient, entry.target, entry.body, entry.headers]
-        var total = 0
-        for part in parts { total &+= Int(part.length) }
-        var copy = [UInt8]()
-        copy.reserveCapacity(total)
+        let parts = [entry.recipient, entry.target, entry.body, entry.headers].map { bytes[$0] }
+        let own = RequestBytes(gathering: parts)
+        var start = 0
         var rebased: [ByteRange] = []
         for part in parts {
-            let start = copy.count
-            copy.append(contentsOf: bytes[part])
-            rebased.append(ByteRange(start, copy.count) ?? .empty)
+            rebased.append(ByteRange(start, start &+ part.count) ?? .empty)
+            start &+= part.count
         }
         entry.recipient = rebased[0]
         entry.target = rebased[1]
         entry.body = rebased[2]
         entry.headers = rebased[3]
-        let own = copy.withUnsafeBytes { RequestBytes(copying: $0) }
         return OutgoingRequest(tag: tag, entry: entry, bytes: own)
     }
 }

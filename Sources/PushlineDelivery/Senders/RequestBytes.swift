@@ -9,13 +9,34 @@ public final class RequestBytes: @unchecked Sendable {
     private let storage: UnsafeMutableRawBufferPointer
 
     /// Copies `bytes` (one memcpy).
-    public init(copying bytes: UnsafeRawBufferPointer) {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
-        if let base = bytes.baseAddress, bytes.count > 0 {
-            storage.baseAddress!.copyMemory(from: base, byteCount: bytes.count)
+    public convenience init(copying bytes: UnsafeRawBufferPointer) {
+        self.init(filling: bytes.count) { storage in
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                storage.baseAddress!.copyMemory(from: base, byteCount: bytes.count)
+            }
         }
-        self.storage = UnsafeMutableRawBufferPointer(rebasing: storage[0..<bytes.count])
-        self.allocation = storage
+    }
+
+    /// Allocates `count` bytes and lets `fill` write all of them.
+    private init(filling count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) {
+        let allocation = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        let storage = UnsafeMutableRawBufferPointer(rebasing: allocation[0..<count])
+        fill(storage)
+        self.storage = storage
+        self.allocation = allocation
+    }
+
+    /// `parts` laid end to end in one allocation (one copy each): a retry's own bytes.
+    public convenience init(gathering parts: [UnsafeRawBufferPointer]) {
+        var total = 0
+        for part in parts { total &+= part.count }
+        self.init(filling: total) { storage in
+            var offset = 0
+            for part in parts where part.count > 0 {
+                storage.baseAddress!.advanced(by: offset).copyMemory(from: part.baseAddress!, byteCount: part.count)
+                offset &+= part.count
+            }
+        }
     }
 
     /// Copies the arena of `index`: every range of its entries is valid in the copy.

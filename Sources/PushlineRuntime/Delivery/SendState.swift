@@ -198,7 +198,7 @@ final class SendState {
             ResultLines.invalidToken(request, provider: provider, platform: platform, outcome: outcome, into: &invalidTokens.buffer)
         case .failed:
             report.failed += 1
-            report.failedByReason[outcome.reasonCode ?? "unknown", default: 0] += 1
+            ReasonTally.add(1, to: outcome.reasonCode ?? "unknown", in: &report.failedByReason)
             ResultLines.failed(request, provider: provider, outcome: outcome, into: &failed.buffer)
         case .skipped:
             report.skipped += 1

@@ -1,5 +1,6 @@
 import Foundation
 import PushlineCore
+import PushlineDelivery
 import PushlineEncoding
 import Testing
 
@@ -187,19 +188,22 @@ struct RequestIndexTests {
         #expect(out.text(out.index[0].target) == fcmToken)
     }
 
-    @Test func aRequestCopiedOutKeepsItsBytes() throws {
+    /// What a retry keeps (`OutgoingRequest.detached`): its entry with ranges rebased into bytes of
+    /// its own, holding only its parts, so the batch's bytes can be freed.
+    @Test func aRequestDetachedForARetryKeepsItsBytes() throws {
         let campaign = try compileCampaign(Self.everyRoute)
         let out = try IndexedBatch(campaign, lines: Self.audience())
+        let batchBytes = RequestBytes.arena(of: out.index)
         for i in 0..<out.index.count {
-            let copy = out.index.copyRequest(i)
-            #expect(copy.count == 1)
-            let (a, b) = (out.index[i], copy[0])
+            let copy = OutgoingRequest(tag: UInt64(i), index: out.index, at: i, bytes: batchBytes).detached()
+            let (a, b) = (out.index[i], copy.entry)
+            #expect(copy.tag == UInt64(i))
             #expect(a.line == b.line && a.device == b.device && a.route == b.route && a.flags == b.flags)
-            #expect(copy.recipient(0) == out.index.recipient(i))
-            #expect(copy.target(0) == out.index.target(i))
-            #expect(copy.body(0) == out.index.body(i))
-            #expect(copy.bytes(b.headers) == out.index.bytes(a.headers))
-            #expect(copy.arena.count == Int(a.recipient.length + a.target.length + a.body.length + a.headers.length), "only its own bytes")
+            #expect(Array(copy.bytes[b.recipient]) == Array(out.index.recipient(i)))
+            #expect(Array(copy.bytes[b.target]) == Array(out.index.target(i)))
+            #expect(Array(copy.bytes[b.body]) == Array(out.index.body(i)))
+            #expect(Array(copy.bytes[b.headers]) == Array(out.index.bytes(a.headers)))
+            #expect(copy.bytes.count == Int(a.recipient.length + a.target.length + a.body.length + a.headers.length), "only its own bytes")
         }
     }
 
