@@ -98,6 +98,9 @@ public struct ProviderRateLimiter: Sendable {
         switch response.outcome {
         case .sent:
             recordSuccess(now: now)
+        case .throttled(.device):
+            // About one device token: that request backs off; the provider's rate stands.
+            break
         case .throttled(let scope):
             recordThrottle(now: now)
             var pause = response.retryAfter?.delay(unixTimeNow: unixTime) ?? .zero

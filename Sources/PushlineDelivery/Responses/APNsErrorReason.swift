@@ -104,7 +104,7 @@ public enum APNsErrorReason: Sendable, Hashable, CustomStringConvertible {
             // Keep the current JWT (never sign another sooner) and back off this request.
             .retryable(newConnection: false)
         case .tooManyRequests:
-            .throttled(.provider)
+            .throttled(.device)
         case .internalServerError, .serviceUnavailable:
             .retryable(newConnection: false)
         case .unknown:

@@ -73,8 +73,11 @@ public enum ResponseOutcome: Sendable, Equatable, CustomStringConvertible {
 }
 
 public enum ThrottleScope: Sendable, Equatable, CustomStringConvertible {
-    /// 429 TooManyRequests, a plain 429: halve the provider's rate; Retry-After pauses it.
+    /// A plain 429 (FCM): halve the provider's rate; Retry-After pauses it.
     case provider
+    /// APNs 429 TooManyRequests: "too many requests were made consecutively to the same device
+    /// token". Only that request waits (backoff, its Retry-After); the lane goes on.
+    case device
     /// FCM QUOTA_EXCEEDED: the project's quota is spent: pause the whole project at least a
     /// minute (Google's guidance), and halve.
     case project
@@ -82,6 +85,7 @@ public enum ThrottleScope: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .provider: "provider"
+        case .device: "device token"
         case .project: "project quota"
         }
     }

@@ -18,6 +18,11 @@ public protocol DeliveryLane: Sendable {
     /// No more requests: send what is queued, wait out the retries, end `events`.
     func finish() async
 
+    /// Graceful stop: start nothing new; everything queued or waiting for a retry settles now
+    /// as not sent (`run_stopped`); what is in flight gets its answer; returns once every
+    /// request given has settled and `events` has ended.
+    func drain() async
+
     /// Stop now: what is queued or waiting for a retry settles as failed (`cancelled`); what is in
     /// flight gets its answer or is cancelled.
     func cancel() async
@@ -37,8 +42,10 @@ public struct LaneReport: Sendable {
     public var retries = 0
     /// The rate limiter's rate when the lane ended (after adaptive slowdowns), per second.
     public var finalRatePerSecond: Double = 0
-    /// How many times a 429 / quota answer halved the rate.
+    /// How many times a 429, a quota answer or a timeout halved the rate.
     public var slowdowns = 0
+    /// How many times the provider asked the whole lane to wait (Retry-After, project quota).
+    public var pauses = 0
     public var connectionsOpened = 0
 
     public init(provider: Provider) { self.provider = provider }

@@ -1,21 +1,15 @@
 import PushlineCore
 
-/// One provider's lane (APNs or FCM): `send` → bounded queue → rate limiter → in-flight limit
-/// → `HTTP2Transport`; one reader of the transport's completions; retries in a heap of their
-/// own. Built by `ProviderSenders.make`. The decisions live in `LaneCore` (an actor); this
-/// class owns the two tasks around it:
+/// One provider's lane (APNs or FCM): `send` → `LaneStateMachine` (queue, rate limiter,
+/// in-flight limit, retry heap, warm-up, credentials) → `HTTP2Transport`, with the transport's
+/// completions fed back to the machine. Built by `ProviderSenders.make`; `LaneRunner` carries
+/// out the machine's actions.
 ///
-/// - the pump: asks the core for a batch of requests it may send now, puts the credential on
-///   them (`authorization`), and submits them to the transport;
-/// - the reader: hands each batch of completions to the core, which classifies them and emits
-///   the events.
-///
-/// Call `finish()` or `cancel()` once: until then the tasks wait for work.
+/// Call `finish()`, `drain()` or `cancel()` to end it: until then it waits for work.
 final class ProviderLane: DeliveryLane {
     let provider: Provider
     let events: AsyncStream<[SendEvent]>
-    private let core: LaneCore
-    private let transport: HTTP2Transport
+    private let runner: LaneRunner
 
     init(
         provider: Provider, settings: SenderSettings, routes: LaneRoutes, authenticator: LaneAuthenticator,
@@ -23,64 +17,46 @@ final class ProviderLane: DeliveryLane {
         logger: (@Sendable (String) -> Void)?
     ) {
         self.provider = provider
-        self.transport = transport
+        // Bounded by what the lane holds: every request it took yields at most two events.
         let (stream, continuation) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
         events = stream
-        core = LaneCore(
-            provider: provider, settings: settings, routes: routes, authenticator: authenticator, clock: clock, seed: seed,
-            logger: logger, output: continuation, connectionsOpened: { transport.counters.connectionsOpened },
-            onDone: {
-                await transport.shutdown(.finishInFlight)
-                await oauth?.shutdown()
-            }
+        let machine = LaneStateMachine(
+            provider: provider, settings: settings, routes: routes, identity: authenticator.identity, seed: seed, now: clock.now()
         )
-        let core = self.core
-        Task { await Self.pump(core: core, transport: transport, authenticator: authenticator) }
+        let runner = LaneRunner(
+            machine: machine, transport: transport, authenticator: authenticator, clock: clock, output: continuation, logger: logger,
+            onEnd: { await oauth?.shutdown() }
+        )
+        self.runner = runner
         Task {
-            for await batch in transport.completions { await core.completed(batch) }
+            for await batch in transport.completions { await runner.completed(batch) }
             await oauth?.shutdown()
-            await core.transportEnded()
-        }
-    }
-
-    private static func pump(core: LaneCore, transport: HTTP2Transport, authenticator: LaneAuthenticator) async {
-        while let items = await core.nextBatch() {
-            let credential: LaneCredential
-            do {
-                credential = try await authenticator.credential()
-            } catch {
-                await core.credentialFailed(items, error)
-                continue
-            }
-            await core.credentialSucceeded()
-            let requests = await core.dispatch(items, credential: credential)
-            guard !requests.isEmpty else { continue }
-            do {
-                let taken = try await transport.submit(contentsOf: requests)
-                if taken < requests.count { await core.notTaken(requests[taken...].map(\.slot)) }
-            } catch {
-                // Shut down (or a request the transport refused, which the lane's own checks
-                // exclude): none of them was taken.
-                await core.notTaken(requests.map(\.slot))
-            }
+            await runner.transportEnded()
         }
     }
 
     func send(_ requests: [OutgoingRequest]) async {
-        await core.enqueue(requests)
+        await runner.offer(requests)
     }
 
     func finish() async {
-        await core.finish()
+        await runner.finish()
+    }
+
+    func drain() async {
+        await runner.drain()
     }
 
     func cancel() async {
-        await core.cancel()
-        await transport.shutdown(.cancelInFlight)
-        await core.waitForEnd()
+        await runner.cancel()
     }
 
     func report() async -> LaneReport {
-        await core.report()
+        await runner.report()
+    }
+
+    /// The lane's clock jumped (tests): whatever became due starts now.
+    func clockMoved() async {
+        await runner.clockMoved()
     }
 }

@@ -26,7 +26,8 @@ struct APNsResponseClassifierTests {
         (410, "Unregistered", .invalidToken(timestamp: nil)), (410, "ExpiredToken", .invalidToken(timestamp: nil)),
         (413, "PayloadTooLarge", .permanent),
         (429, "TooManyProviderTokenUpdates", .retryable(newConnection: false)),
-        (429, "TooManyRequests", .throttled(.provider)),
+        // "Too many requests were made consecutively to the same device token": that device waits.
+        (429, "TooManyRequests", .throttled(.device)),
         (500, "InternalServerError", .retryable(newConnection: false)),
         (503, "ServiceUnavailable", .retryable(newConnection: false)),
         (503, "Shutdown", .retryable(newConnection: true)),

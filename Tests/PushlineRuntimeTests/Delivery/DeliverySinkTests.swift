@@ -396,6 +396,7 @@ actor VanishingLane: DeliveryLane {
         continuation.finish()
     }
     func finish() async { continuation.finish() }
+    func drain() async { continuation.finish() }
     func cancel() async { continuation.finish() }
     func report() async -> LaneReport { LaneReport(provider: provider) }
 }

@@ -133,6 +133,9 @@ actor ScriptedLane: DeliveryLane {
         endIfDone()
     }
 
+    /// Like `cancel`: what waits settles now (this lane has nothing in flight).
+    func drain() async { await cancel() }
+
     func cancel() async {
         finishing = true
         let out = waiting.map { settled($0.request, .failed(reason: "cancelled", httpStatus: 0, attempts: 0), deferred: true, sent: false) }

@@ -44,6 +44,17 @@ enum LaneAuthenticator: Sendable {
         }
     }
 
+    /// The credential without waiting, when it needs no exchange (APNs signs its own tokens);
+    /// nil when it must be fetched (FCM).
+    func immediateCredential() -> Result<LaneCredential, Failure>? {
+        guard case .apns(let source, _, _) = self else { return nil }
+        do {
+            return .success(.apns(try source.token()))
+        } catch {
+            return .failure(.fatal(error.description))
+        }
+    }
+
     enum RefreshDecision: Sendable {
         /// Resend (the next `credential()` gives the token to use).
         case resend

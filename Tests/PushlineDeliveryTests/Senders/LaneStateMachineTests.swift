@@ -1,0 +1,521 @@
+import Crypto
+import PushlineCore
+@testable import PushlineDelivery
+import Testing
+
+/// Drives a `LaneStateMachine` by hand: instants of its own (no clock, no sleeping), answers
+/// written here, the actions it asks for carried out the way `LaneRunner` does.
+struct LaneMachineDriver {
+    var machine: LaneStateMachine
+    var now = DeliveryInstant(nanoseconds: 1_000_000_000_000)
+    var unixTime: Int64 = 1_800_000_000
+    /// Transfers started and not yet answered, in order.
+    var inFlight: [TransportRequest] = []
+    /// Every transfer ever started, by request tag (what "the server received").
+    var sendsByTag: [UInt64: Int] = [:]
+    var slotTag: [UInt64: UInt64] = [:]
+    var settled: [UInt64: SettledRequest] = [:]
+    var settleCount: [UInt64: Int] = [:]
+    var deferred: Set<UInt64> = []
+    var notices: [String] = []
+    var wakeAt: DeliveryInstant?
+    var hasRoom = true
+    var ended = false
+    /// Credential requests not yet answered (answered at once when `autoCredential`).
+    var credentialAsked = 0
+    var autoCredential = true
+    var verdictsAsked: [(check: UInt64, credential: LaneCredential)] = []
+    let credential: LaneCredential
+    let requests: [OutgoingRequest]
+    let tagByToken: [String: UInt64]
+
+    static let key: APNsSigningKey = try! APNsSigningKey(privateKey: P256.Signing.PrivateKey(), keyID: "KEY1234567", teamID: "TEAM123456")
+
+    init(
+        provider: Provider = .apns, count: Int = 10, connections: Int = 1, streams: Int = 100, rate: String = "100000/s",
+        retry: RetryPolicy = RetryPolicy(maximumAttempts: 5, initialBackoff: .milliseconds(500), maximumBackoff: .seconds(60), maximumTotalTime: .seconds(600))
+    ) {
+        let settings = SenderSettings(
+            endpoint: "https://127.0.0.1:8443", connections: connections, streamsPerConnection: streams,
+            rate: try! SendRate(parsing: rate), requestTimeout: .seconds(30), retry: retry
+        )
+        machine = LaneStateMachine(
+            provider: provider, settings: settings,
+            routes: LaneRoutes(table: TestCampaign.routes, provider: provider, endpoint: settings.endpoint),
+            identity: "key id KEY1234567, team id TEAM123456", seed: 42, now: now
+        )
+        let tokens = (0..<count).map { provider == .apns ? TestCampaign.apnsToken($0) : TestCampaign.fcmToken($0) }
+        requests = TestCampaign.requests(provider: provider, tokens: tokens)
+        tagByToken = Dictionary(uniqueKeysWithValues: tokens.enumerated().map { ($1, UInt64($0)) })
+        let source = APNsProviderTokenSource(key: Self.key, clock: FixedClock())
+        credential = .apns(try! source.token())
+    }
+
+    // MARK: Events
+
+    mutating func offerAll() {
+        let (taken, actions) = machine.offer(requests[...], now: now)
+        precondition(taken == requests.count, "offerAll: only \(taken) taken")
+        apply(actions)
+    }
+
+    @discardableResult
+    mutating func offer(_ slice: ArraySlice<OutgoingRequest>) -> Int {
+        let (taken, actions) = machine.offer(slice, now: now)
+        apply(actions)
+        return taken
+    }
+
+    mutating func advance(by duration: Duration) {
+        now = now.advanced(by: duration)
+        unixTime += Int64(duration.components.seconds)
+        apply(machine.timerFired(now: now))
+    }
+
+    /// Moves to the instant the machine asked to be woken at.
+    mutating func wake() {
+        guard let at = wakeAt else { Issue.record("no wake-up was asked for"); return }
+        let step = at.duration(since: now)
+        now = at
+        unixTime += Int64(step.components.seconds)
+        apply(machine.timerFired(now: now))
+    }
+
+    /// Wakes at each instant asked for until `count` transfers are in flight (at most 100 wakes).
+    mutating func wake(untilInFlight count: Int) {
+        var wakes = 0
+        while inFlight.count < count, wakeAt != nil, wakes < 100 {
+            wake()
+            wakes += 1
+        }
+    }
+
+    mutating func giveCredential() {
+        credentialAsked -= 1
+        apply(machine.credentialReady(credential, now: now))
+    }
+
+    /// Answers the first in-flight transfer whose request has `tag` (or the oldest one).
+    mutating func answer(
+        tag: UInt64? = nil, status: Int, body: String = "", retryAfter: String? = nil, apnsID: String? = nil,
+        result: TransportResult = .response, wireSends: Int? = nil, provenUnprocessed: Bool = false,
+        mayHaveBeenDelivered: Bool? = nil, curlCode: Int32 = 0
+    ) {
+        guard let index = tag.map({ t in inFlight.firstIndex { slotTag[$0.slot] == t } }) ?? (inFlight.isEmpty ? nil : 0) else {
+            Issue.record("nothing in flight for tag \(String(describing: tag))")
+            return
+        }
+        let transfer = inFlight.remove(at: index)
+        let completion = LaneStateMachine.Completion(
+            slot: transfer.slot, result: result, status: status, body: Array(body.utf8), apnsID: apnsID.map { Array($0.utf8) },
+            retryAfter: retryAfter.map { Array($0.utf8) }, curlCode: curlCode, curlErrorDescription: "curl said no",
+            mayHaveBeenDelivered: mayHaveBeenDelivered, wireSends: wireSends, provenUnprocessed: provenUnprocessed
+        )
+        if let sends = wireSends, sends > 1 { sendsByTag[slotTag[transfer.slot]!, default: 0] += sends - 1 }
+        apply(machine.completed([completion], now: now, unixTime: unixTime))
+    }
+
+    mutating func answerAll(status: Int, body: String = "") {
+        while !inFlight.isEmpty { answer(status: status, body: body) }
+    }
+
+    mutating func apply(_ actions: LaneStateMachine.Actions) {
+        for event in actions.events {
+            switch event {
+            case .deferred(let tag, _):
+                if settled[tag] != nil { Issue.record("tag \(tag) deferred after it settled") }
+                deferred.insert(tag)
+            case .settled(let request):
+                settleCount[request.request.tag, default: 0] += 1
+                if settleCount[request.request.tag]! > 1 { Issue.record("tag \(request.request.tag) settled twice") }
+                settled[request.request.tag] = request
+            }
+        }
+        notices += actions.notices
+        for transfer in actions.transfers {
+            // The tag of the request behind the slot, from its token: the URL's last segment
+            // (APNs) or the body's `"token":"…"` (FCM).
+            let token: String
+            if transfer.url.hasSuffix("messages:send") {
+                let body = String(decoding: transfer.body, as: UTF8.self)
+                token = String(body.split(separator: "\"token\":\"", maxSplits: 1)[1].prefix { $0 != "\"" })
+            } else {
+                token = String(transfer.url.split(separator: "/").last!)
+            }
+            let tag = tagByToken[token]!
+            slotTag[transfer.slot] = tag
+            sendsByTag[tag, default: 0] += 1
+            inFlight.append(transfer)
+        }
+        wakeAt = actions.wakeAt
+        hasRoom = actions.hasRoom
+        if actions.ended {
+            if ended { Issue.record("ended twice") }
+            ended = true
+        }
+        verdictsAsked += actions.rejectedCredentials
+        if actions.fetchCredential {
+            credentialAsked += 1
+            if autoCredential { giveCredential() }
+        }
+    }
+
+    func outcome(_ tag: Int) -> DeliveryOutcome? { settled[UInt64(tag)]?.outcome }
+    var allSettled: Bool { settled.count == requests.count }
+}
+
+/// A clock for signing test tokens; the machine itself reads no clock.
+struct FixedClock: DeliveryClock {
+    func now() -> DeliveryInstant { DeliveryInstant(nanoseconds: 1_000_000_000_000) }
+    func unixTime() -> Int64 { 1_800_000_000 }
+}
+
+@Suite("Lane state machine")
+struct LaneStateMachineTests {
+    static let quota = #"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"QUOTA_EXCEEDED"}]}}"#
+
+    @Test("warm-up: one request until the first answer, then the window opens to connections × streams")
+    func warmUp() {
+        var lane = LaneMachineDriver(count: 300, connections: 2, streams: 50)
+        lane.offerAll()
+        #expect(lane.inFlight.count == 1)
+        lane.answer(status: 200, apnsID: "A-0")
+        // 100 in flight: the limit, not the batch size (256), holds it.
+        #expect(lane.inFlight.count == 100)
+        #expect(lane.outcome(0) == .sent(providerID: "A-0", attempts: 1))
+        lane.answerAll(status: 200)
+        lane.answerAll(status: 200)
+        lane.answerAll(status: 200)
+        #expect(lane.settled.count == 300)
+        #expect(!lane.ended)
+        lane.apply(lane.machine.finish(now: lane.now))
+        #expect(lane.ended)
+        #expect(lane.machine.wireSends == 300)
+    }
+
+    @Test("APNs rows of PROVIDERS.md: 200 sent, 410 and BadDeviceToken invalid tokens, 400 and 413 permanent failures")
+    func apnsRows() {
+        var lane = LaneMachineDriver(count: 5)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200, apnsID: "id-0")
+        lane.answer(tag: 1, status: 410, body: #"{"reason":"Unregistered","timestamp":1700000000000}"#)
+        lane.answer(tag: 2, status: 400, body: #"{"reason":"BadDeviceToken"}"#)
+        lane.answer(tag: 3, status: 400, body: #"{"reason":"BadCollapseId"}"#)
+        lane.answer(tag: 4, status: 413, body: #"{"reason":"PayloadTooLarge"}"#)
+        #expect(lane.outcome(0) == .sent(providerID: "id-0", attempts: 1))
+        #expect(lane.outcome(1) == .invalidToken(reason: "Unregistered", timestamp: 1_700_000_000_000))
+        #expect(lane.outcome(2)?.kind == .invalidToken)
+        #expect(lane.outcome(3) == .failed(reason: "BadCollapseId", httpStatus: 400, attempts: 1))
+        #expect(lane.outcome(4) == .failed(reason: "PayloadTooLarge", httpStatus: 413, attempts: 1))
+        #expect(lane.machine.stoppedBecause == nil)
+    }
+
+    @Test("a configuration error (403 InvalidProviderToken) stops the provider: what waits fails provider_stopped, later offers at once, in-flight answers still count")
+    func configurationErrorStops() {
+        var lane = LaneMachineDriver(count: 20, connections: 1, streams: 4)
+        lane.offer(lane.requests[0..<10])
+        lane.answer(status: 200)
+        #expect(lane.inFlight.count == 4)
+        lane.answer(status: 403, body: #"{"reason":"InvalidProviderToken"}"#)
+        let message = lane.machine.stoppedBecause ?? ""
+        #expect(message.contains("InvalidProviderToken"))
+        #expect(message.contains("KEY1234567"))
+        #expect(lane.notices.contains { $0.contains("stopped") })
+        // The five still queued failed at once; three in flight wait for their answers.
+        #expect((5..<10).allSatisfy { lane.outcome($0) == .failed(reason: "provider_stopped", httpStatus: 0, attempts: 0) })
+        #expect(lane.inFlight.count == 3)
+        lane.answerAll(status: 200)
+        #expect((2..<5).allSatisfy { lane.outcome($0)?.kind == .sent })
+        lane.offer(lane.requests[10...])
+        #expect((10..<20).allSatisfy { lane.outcome($0)?.reasonCode == "provider_stopped" })
+        #expect(lane.inFlight.isEmpty)
+        lane.apply(lane.machine.finish(now: lane.now))
+        #expect(lane.ended)
+    }
+
+    @Test("403 ExpiredProviderToken: nothing else starts while the credential is judged; resend → sent with two attempts")
+    func expiredProviderToken() {
+        var lane = LaneMachineDriver(count: 3)
+        lane.offerAll()
+        lane.answer(status: 403, body: #"{"reason":"ExpiredProviderToken"}"#)
+        #expect(lane.verdictsAsked.count == 1)
+        // Still warming, and the credential is in question: nothing in flight.
+        #expect(lane.inFlight.isEmpty)
+        lane.apply(lane.machine.refreshDecided(check: lane.verdictsAsked[0].check, .resend, now: lane.now))
+        #expect(lane.inFlight.count == 1)
+        lane.answer(tag: 0, status: 200)
+        #expect(lane.outcome(0) == .sent(providerID: nil, attempts: 2))
+        lane.answerAll(status: 200)
+        #expect(lane.outcome(1) == .sent(providerID: nil, attempts: 1))
+        #expect(lane.sendsByTag[1] == 1)
+    }
+
+    @Test("a refused credential judged hopeless stops the provider with the authenticator's message")
+    func refreshStops() {
+        var lane = LaneMachineDriver(count: 3)
+        lane.offerAll()
+        lane.answer(status: 403, body: #"{"reason":"ExpiredProviderToken"}"#)
+        lane.apply(lane.machine.refreshDecided(check: lane.verdictsAsked[0].check, .stop("check the system clock"), now: lane.now))
+        #expect(lane.machine.stoppedBecause?.contains("check the system clock") == true)
+        #expect(lane.outcome(0)?.reasonCode == "ExpiredProviderToken")
+        #expect(lane.outcome(1)?.reasonCode == "provider_stopped")
+        #expect(lane.sendsByTag.values.reduce(0, +) == 1)
+    }
+
+    @Test("503 with Retry-After: that request is deferred, the lane pauses until then (said once), then it and the rest go")
+    func retryAfterPauses() {
+        var lane = LaneMachineDriver(count: 4)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.answer(tag: 1, status: 503, body: #"{"reason":"ServiceUnavailable"}"#, retryAfter: "5")
+        lane.answer(tag: 2, status: 503, body: #"{"reason":"ServiceUnavailable"}"#, retryAfter: "5")
+        #expect(lane.deferred == [1, 2])
+        #expect(lane.notices.filter { $0.contains("pausing") }.count == 1)
+        #expect(lane.machine.pauses == 1)
+        lane.answerAll(status: 200)
+        lane.apply(lane.machine.finish(now: lane.now))
+        #expect(lane.inFlight.isEmpty)
+        let start = lane.now
+        lane.wake()
+        #expect(lane.now.duration(since: start) >= .seconds(5))
+        // The bucket restarts from one request at the pause's end: the second follows at the rate.
+        lane.wake(untilInFlight: 2)
+        #expect(lane.inFlight.count == 2)
+        lane.answerAll(status: 200)
+        #expect(lane.outcome(1) == .sent(providerID: nil, attempts: 2))
+        #expect(lane.ended)
+    }
+
+    @Test("a Retry-After past the request's budget fails that request at once and neither pauses nor stops the lane")
+    func hugeRetryAfter() {
+        var lane = LaneMachineDriver(count: 5)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.answer(tag: 1, status: 503, body: #"{"reason":"ServiceUnavailable"}"#, retryAfter: "1000000000000")
+        #expect(lane.outcome(1) == .failed(reason: "retry_deadline_exceeded", httpStatus: 503, attempts: 1))
+        #expect(lane.machine.pauses == 0)
+        #expect(lane.notices.contains { $0.contains("past the request's retry budget") })
+        // The others were started without waiting.
+        #expect(lane.inFlight.count == 3)
+        lane.answerAll(status: 200)
+        #expect(lane.settled.count == 5)
+    }
+
+    @Test("APNs 429 TooManyRequests delays only that device token: no slowdown, no pause, the others go on")
+    func apnsTooManyRequestsIsPerDevice() {
+        var lane = LaneMachineDriver(count: 5)
+        lane.offerAll()
+        lane.answer(status: 200)
+        let rate = lane.machine.currentRate
+        lane.answer(tag: 1, status: 429, body: #"{"reason":"TooManyRequests"}"#, retryAfter: "3")
+        #expect(lane.deferred == [1])
+        #expect(lane.machine.currentRate == rate)
+        #expect(lane.machine.slowdowns == 0)
+        #expect(lane.machine.pauses == 0)
+        lane.answerAll(status: 200)
+        #expect(lane.settled.count == 4)
+        lane.wake()
+        #expect(lane.inFlight.count == 1)
+        lane.answerAll(status: 200)
+        #expect(lane.outcome(1) == .sent(providerID: nil, attempts: 2))
+    }
+
+    @Test("FCM 429 halves the rate (said once); QUOTA_EXCEEDED pauses the project at least 60 s")
+    func fcmThrottles() {
+        var lane = LaneMachineDriver(provider: .fcm, count: 6, rate: "1000/s")
+        lane.offerAll()
+        lane.answer(status: 200, body: #"{"name":"projects/p/messages/0"}"#)
+        lane.answer(tag: 1, status: 429)
+        #expect(lane.machine.currentRate == 500)
+        #expect(lane.machine.slowdowns == 1)
+        #expect(lane.notices.contains { $0.contains("slowing down") && $0.contains("429") })
+        lane.answer(tag: 2, status: 429, body: Self.quota)
+        #expect(lane.machine.pauses == 1)
+        lane.answerAll(status: 200, body: #"{"name":"projects/p/messages/x"}"#)
+        let start = lane.now
+        // The retries come due before the pause ends; the pause holds them.
+        lane.wake(untilInFlight: 1)
+        #expect(lane.now.duration(since: start) >= .seconds(60))
+        #expect(lane.inFlight.count >= 1)
+    }
+
+    @Test("timeouts after the warm-up slow the lane but never serialize it")
+    func timeoutsDoNotSerialize() {
+        var lane = LaneMachineDriver(count: 50, rate: "100000/s")
+        lane.offerAll()
+        lane.answer(status: 200)
+        #expect(lane.inFlight.count == 49)
+        for tag in 1...3 {
+            lane.answer(tag: UInt64(tag), status: 0, result: .timedOut, mayHaveBeenDelivered: true)
+        }
+        #expect(lane.machine.slowdowns == 1)
+        #expect(lane.notices.contains { $0.contains("no answer within") })
+        // Still 46 in flight: a timeout does not make the others wait their turn.
+        #expect(lane.inFlight.count == 46)
+        lane.answerAll(status: 200)
+        // The three retries start at the (halved) rate, none waiting for another's answer.
+        lane.wake(untilInFlight: 3)
+        #expect(lane.inFlight.count == 3)
+        lane.answerAll(status: 200)
+        #expect((1...3).allSatisfy { lane.outcome($0) == .sent(providerID: nil, attempts: 2, possibleDuplicate: true) })
+    }
+
+    @Test("no answer after the body may have been written: resent once and marked; a second such failure gives up")
+    func ambiguousDelivery() {
+        var lane = LaneMachineDriver(count: 2)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.answer(tag: 1, status: 0, result: .noResponse, mayHaveBeenDelivered: true)
+        lane.wake()
+        lane.answer(tag: 1, status: 0, result: .noResponse, mayHaveBeenDelivered: true)
+        #expect(lane.outcome(1) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2))
+        #expect(lane.sendsByTag[1] == 2)
+    }
+
+    @Test("libcurl's own re-sends count as attempts and mark the request; a proven-unprocessed stream is resent unmarked")
+    func wireSendsAndUnprocessed() {
+        var lane = LaneMachineDriver(count: 4)
+        lane.offerAll()
+        lane.answer(status: 200)
+        // Sent three times by libcurl (a dropped connection's streams go again), answered 200.
+        lane.answer(tag: 1, status: 200, wireSends: 3)
+        #expect(lane.outcome(1) == .sent(providerID: nil, attempts: 3, possibleDuplicate: true))
+        // Refused by the server (REFUSED_STREAM / above a GOAWAY's last-stream-id): safe.
+        lane.answer(tag: 2, status: 0, result: .noResponse, provenUnprocessed: true, mayHaveBeenDelivered: true)
+        // Re-sent by libcurl once, then lost: another copy is never risked.
+        lane.answer(tag: 3, status: 0, result: .noResponse, wireSends: 2, mayHaveBeenDelivered: true)
+        #expect(lane.outcome(3) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2))
+        lane.wake()
+        lane.answerAll(status: 200)
+        #expect(lane.outcome(2) == .sent(providerID: nil, attempts: 2, possibleDuplicate: false))
+        // The attempts reported equal what the server received.
+        let reported = lane.settled.values.map(\.outcome.attempts).reduce(0, +)
+        #expect(reported == lane.sendsByTag.values.reduce(0, +))
+        #expect(lane.machine.wireSends == reported)
+    }
+
+    @Test("drain: what is queued or waiting for a retry settles run_stopped now; in-flight answers still count; then the lane ends")
+    func drain() {
+        var lane = LaneMachineDriver(count: 30, connections: 1, streams: 5)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.answer(tag: 1, status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
+        #expect(lane.inFlight.count == 5)
+        lane.apply(lane.machine.drain(now: lane.now))
+        #expect(lane.outcome(1) == .failed(reason: "run_stopped", httpStatus: 503, attempts: 1))
+        #expect(lane.settled.values.filter { $0.outcome.reasonCode == "run_stopped" }.count == 30 - 1 - 5)
+        #expect(!lane.ended)
+        lane.answer(status: 200)
+        lane.answer(status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
+        #expect(lane.inFlight.count == 3)
+        lane.answerAll(status: 200)
+        #expect(lane.allSettled)
+        #expect(lane.ended)
+        #expect(lane.wakeAt == nil)
+        // Nothing new was started after the drain.
+        #expect(lane.sendsByTag.count == 7)
+    }
+
+    @Test("cancel: what waits settles cancelled; in-flight completions cancelled after they may have been sent are marked")
+    func cancel() {
+        var lane = LaneMachineDriver(count: 10, connections: 1, streams: 2)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.apply(lane.machine.cancel(now: lane.now))
+        #expect(lane.settled.count == 10 - 2)
+        lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: true)
+        lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: false)
+        #expect(lane.allSettled)
+        #expect(lane.ended)
+        #expect(lane.settled.values.filter { $0.outcome.reasonCode == "cancelled" }.count == 9)
+    }
+
+    @Test("finish waits for the retries before the lane ends")
+    func finishWaitsForRetries() {
+        var lane = LaneMachineDriver(count: 2)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.answer(status: 500, body: #"{"reason":"InternalServerError"}"#)
+        lane.apply(lane.machine.finish(now: lane.now))
+        #expect(!lane.ended)
+        #expect(lane.wakeAt != nil)
+        lane.wake()
+        lane.answer(status: 200)
+        #expect(lane.ended)
+        #expect(lane.outcome(1) == .sent(providerID: nil, attempts: 2))
+    }
+
+    @Test("bounded: offers take only what fits, and held requests never pass the capacity while retries pile up")
+    func bounded() {
+        var lane = LaneMachineDriver(count: 3000, connections: 1, streams: 10)
+        let capacity = lane.machine.capacity
+        #expect(capacity == LaneStateMachine.capacity(inFlight: 10))
+        let taken = lane.offer(lane.requests[...])
+        #expect(taken == capacity)
+        #expect(!lane.hasRoom)
+        lane.answer(status: 200)
+        var offered = taken
+        // Every answer a retry: the heap grows only by what leaves the flight.
+        for _ in 0..<200 {
+            while !lane.inFlight.isEmpty {
+                lane.answer(status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
+                #expect(lane.machine.held <= capacity)
+            }
+            if offered < lane.requests.count {
+                offered += lane.offer(lane.requests[offered...])
+            }
+            #expect(lane.machine.held <= capacity)
+            lane.advance(by: .seconds(1))
+        }
+        #expect(lane.machine.held <= capacity)
+    }
+
+    @Test("the rate paces starts: at 10/s with its burst of one, the next start waits 100 ms")
+    func ratePaces() {
+        var lane = LaneMachineDriver(count: 5, rate: "10/s")
+        lane.offerAll()
+        lane.answer(status: 200)
+        #expect(lane.inFlight.count == 0)
+        let start = lane.now
+        lane.wake()
+        #expect(lane.now.duration(since: start) == .milliseconds(100))
+        #expect(lane.inFlight.count == 1)
+    }
+
+    @Test("the token endpoint failing: retried on the credential's own schedule, then the provider stops")
+    func credentialFailures() {
+        var lane = LaneMachineDriver(provider: .fcm, count: 3)
+        lane.autoCredential = false
+        lane.offerAll()
+        #expect(lane.credentialAsked == 1)
+        var tries = 0
+        while lane.machine.stoppedBecause == nil, tries < 20 {
+            lane.credentialAsked -= 1
+            lane.apply(lane.machine.credentialFailed(.retryable("token endpoint answered 503"), now: lane.now, unixTime: lane.unixTime))
+            tries += 1
+            if lane.machine.stoppedBecause == nil { lane.wake() }
+        }
+        #expect(tries == LaneStateMachine.credentialRetryPolicy.maximumAttempts)
+        #expect(lane.machine.stoppedBecause?.contains("token endpoint answered 503") == true)
+        #expect(lane.settled.values.allSatisfy { $0.outcome.reasonCode == "provider_stopped" })
+        #expect(lane.allSettled)
+        #expect(lane.sendsByTag.isEmpty)
+    }
+
+    @Test("an endpoint that never answers stops the lane after the retry budget's count of unanswered requests, one at a time")
+    func unreachable() {
+        var lane = LaneMachineDriver(count: 50)
+        lane.offerAll()
+        var started = 0
+        while lane.machine.stoppedBecause == nil, started < 20 {
+            #expect(lane.inFlight.count == 1)
+            started += 1
+            lane.answer(status: 0, result: .failed, mayHaveBeenDelivered: false, curlCode: 7)
+            if lane.machine.stoppedBecause == nil, lane.inFlight.isEmpty { lane.wake() }
+        }
+        #expect(started == 5)
+        #expect(lane.machine.stoppedBecause?.contains("cannot reach https://127.0.0.1:8443") == true)
+        #expect(lane.allSettled)
+        #expect(lane.machine.wireSends == 0)
+    }
+}
