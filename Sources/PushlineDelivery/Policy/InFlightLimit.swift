@@ -1,3 +1,5 @@
+import PushlineCore
+
 /// The bound on requests in flight for one provider: connections × streams per connection.
 /// The transport's own queue is bounded too; this keeps the sender from handing it more than
 /// the connections can carry, so a slow provider holds requests here, counted, not in curl.
@@ -5,11 +7,11 @@ public struct InFlightLimit: Sendable, Equatable {
     public let capacity: Int
     public private(set) var inFlight = 0
 
-    /// `connections` 1…1024 and `streamsPerConnection` 1…10000 (APNs announces 500–1500, FCM
-    /// about 100), clamped to those ranges.
+    /// `connections` and `streamsPerConnection` within `SendingLimits` (APNs announces 500–1500
+    /// streams, FCM about 100), clamped to those ranges.
     public init(connections: Int, streamsPerConnection: Int) {
-        let c = Swift.min(Swift.max(connections, 1), 1024)
-        let s = Swift.min(Swift.max(streamsPerConnection, 1), 10_000)
+        let c = Swift.min(Swift.max(connections, SendingLimits.connections.lowerBound), SendingLimits.connections.upperBound)
+        let s = Swift.min(Swift.max(streamsPerConnection, SendingLimits.streamsPerConnection.lowerBound), SendingLimits.streamsPerConnection.upperBound)
         capacity = c * s
     }
 

@@ -1,3 +1,5 @@
+import PushlineCore
+
 /// How one `HTTP2Transport` (one libcurl multi handle, one thread) talks to one host.
 ///
 /// Concurrency is `connections × streamsPerConnection` transfers in flight; curl uses the lower
@@ -60,11 +62,11 @@ public struct TransportConfiguration: Sendable {
 
     /// Ranges that keep every later conversion (to C `long`, to array sizes) in bounds.
     func validated() throws(TransportError) -> TransportConfiguration {
-        guard (1...1024).contains(connections) else {
-            throw TransportError.invalidConfiguration("connections must be 1...1024, got \(connections)")
+        guard SendingLimits.connections.contains(connections) else {
+            throw TransportError.invalidConfiguration("connections must be \(SendingLimits.connections), got \(connections)")
         }
-        guard (1...100_000).contains(streamsPerConnection) else {
-            throw TransportError.invalidConfiguration("streams per connection must be 1...100000, got \(streamsPerConnection)")
+        guard SendingLimits.streamsPerConnection.contains(streamsPerConnection) else {
+            throw TransportError.invalidConfiguration("streams per connection must be \(SendingLimits.streamsPerConnection), got \(streamsPerConnection)")
         }
         guard capacity >= maxInFlight, capacity <= 10_000_000 else {
             throw TransportError.invalidConfiguration("capacity must be \(maxInFlight)...10000000 (at least connections × streams), got \(capacity)")

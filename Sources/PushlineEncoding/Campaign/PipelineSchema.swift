@@ -23,10 +23,10 @@ public enum PipelineSchema {
         SchemaProperty("burst", .integer(1...10_000_000)),
     ]
 
-    /// Connections per provider: APNs wants few long-lived ones; FCM about 10 for 10,000/s.
-    public static let sendingConnections = 1...64
-    /// Concurrent streams per connection (libcurl uses the lower of this and the server's limit).
-    public static let sendingStreams = 1...10_000
+    /// Connections per provider (`SendingLimits`, shared with the sender and the transport).
+    public static let sendingConnections = SendingLimits.connections
+    /// Concurrent streams per connection (`SendingLimits`).
+    public static let sendingStreams = SendingLimits.streamsPerConnection
 
     public static let apnsProvider = ObjectSchema("providers.apns", [
         SchemaProperty("topic", .string(.header(maxBytes: WireValue.maxHeaderBytes, personalizable: false)), required: true),

@@ -1,4 +1,5 @@
 import PushlineDelivery
+import PushlineCore
 import Testing
 
 @Suite("Provider rate limiter")
@@ -168,7 +169,7 @@ struct InFlightLimitTests {
         empty.release()
         #expect(first && empty.inFlight == 0)
         #expect(InFlightLimit(connections: 0, streamsPerConnection: -5).capacity == 1)
-        #expect(InFlightLimit(connections: .max, streamsPerConnection: .max).capacity == 1024 * 10_000)
+        #expect(InFlightLimit(connections: .max, streamsPerConnection: .max).capacity == SendingLimits.connections.upperBound * SendingLimits.streamsPerConnection.upperBound)
     }
 }
 

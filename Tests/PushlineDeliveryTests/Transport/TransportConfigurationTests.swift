@@ -1,12 +1,15 @@
 import Foundation
 import Testing
 @testable import PushlineDelivery
+import PushlineCore
 
 struct TransportConfigurationTests {
     @Test(arguments: [
         TransportConfiguration(connections: 0),
         TransportConfiguration(connections: 2_000),
+        TransportConfiguration(connections: SendingLimits.connections.upperBound + 1),
         TransportConfiguration(streamsPerConnection: 0),
+        TransportConfiguration(streamsPerConnection: SendingLimits.streamsPerConnection.upperBound + 1),
         TransportConfiguration(connections: 2, streamsPerConnection: 100, capacity: 199 - 100),
         TransportConfiguration(maxResponseBodyBytes: -1),
         TransportConfiguration(capturedHeaderNames: [""]),
@@ -14,6 +17,15 @@ struct TransportConfigurationTests {
     ])
     func outOfRangeSettingsAreRefused(configuration: TransportConfiguration) {
         #expect(throws: TransportError.self) { try HTTP2Transport(configuration) }
+    }
+
+    @Test("the largest connections and streams a pipeline may ask for are what the transport accepts")
+    func pipelineLimitsAreTheTransports() throws {
+        let largest = TransportConfiguration(connections: SendingLimits.connections.upperBound, streamsPerConnection: SendingLimits.streamsPerConnection.upperBound)
+        #expect(throws: Never.self) { try largest.validated() }
+        let smallest = TransportConfiguration(connections: SendingLimits.connections.lowerBound, streamsPerConnection: SendingLimits.streamsPerConnection.lowerBound)
+        #expect(throws: Never.self) { try smallest.validated() }
+        #expect(InFlightLimit(connections: 64, streamsPerConnection: 10_000).capacity == largest.maxInFlight)
     }
 
     @Test func theDefaultCapacityIsTwiceTheConcurrency() {
