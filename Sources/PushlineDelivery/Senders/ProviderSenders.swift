@@ -56,20 +56,30 @@ public enum ProviderSenders {
             throw .unsupportedProvider(provider.rawValue)
         }
 
+        // Every request yields at most two events, and the run's batch window bounds the
+        // requests given to a lane whose events are not yet read (docs/delivery.md).
+        let (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
+        let machine = LaneStateMachine(
+            provider: provider, settings: settings,
+            routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
+            identity: authenticator.identity, seed: seed, now: clock.now()
+        )
+        let exchange = oauth
+        let host = LaneHost(
+            machine: machine, authenticator: authenticator, clock: clock, output: output, logger: logger,
+            onEnd: { await exchange?.shutdown() }
+        )
         let transport: HTTP2Transport
         do {
             transport = try HTTP2Transport(TransportConfiguration(
                 connections: settings.connections, streamsPerConnection: settings.streamsPerConnection, caFile: settings.caFile,
                 capturedHeaderNames: ["apns-id", "retry-after"]
-            ))
+            ), host: host)
         } catch {
             if let oauth { Task { await oauth.shutdown() } }
             throw .transport(provider: provider.rawValue, detail: error.description)
         }
-        return ProviderLane(
-            provider: provider, settings: settings,
-            routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
-            authenticator: authenticator, transport: transport, oauth: oauth, clock: clock, seed: seed, logger: logger
-        )
+        host.attach(transport)
+        return ProviderLane(provider: provider, events: events, host: host, transport: transport)
     }
 }

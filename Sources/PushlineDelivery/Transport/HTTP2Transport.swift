@@ -11,7 +11,14 @@ public final class HTTP2Transport: Sendable {
     public let configuration: TransportConfiguration
     private let loop: TransferLoop
 
-    public init(_ configuration: TransportConfiguration) throws(TransportError) {
+    public convenience init(_ configuration: TransportConfiguration) throws(TransportError) {
+        try self.init(configuration, host: nil)
+    }
+
+    /// A transport whose transfer thread runs `host` (a lane's state machine) between curl's
+    /// turns: the host starts transfers and takes completions on the thread itself, so neither
+    /// `submit` nor `completions` is used.
+    init(_ configuration: TransportConfiguration, host: (any TransferLoopHost)?) throws(TransportError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
         let anchors = try configuration.caFile.map { path throws(TransportError) in
@@ -24,6 +31,7 @@ public final class HTTP2Transport: Sendable {
             throw error
         }
         let loop = self.loop
+        loop.host = host
         let thread = Thread { loop.run() }
         thread.name = "pushline-http2"
         thread.start()
@@ -120,6 +128,11 @@ public final class HTTP2Transport: Sendable {
             for producer in resumed { producer.resume() }
             if let value { continuation.resume(returning: value) }
         }
+    }
+
+    /// Wakes the transfer thread for a hosted turn (a producer handed its host work).
+    func wakeLoop() {
+        loop.shared.withLock { state in wake(&state) }
     }
 
     // MARK: - Shutdown and counters

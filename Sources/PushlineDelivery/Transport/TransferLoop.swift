@@ -2,6 +2,29 @@ internal import CCurl
 import Foundation
 import Synchronization
 
+/// A sender that runs on a transfer thread (a lane's state machine): called once per turn of
+/// the loop, on that thread only.
+protocol TransferLoopHost: AnyObject {
+    /// This turn's completions (every transfer started gets exactly one, in some turn); returns
+    /// what to start and how long the loop may wait for curl before the next turn.
+    /// `transportCancelled`: the transport is being dropped; cancel everything.
+    func turn(_ completions: [TransportResponse], transportCancelled: Bool) -> TransferLoopTurn
+    /// The loop has ended and freed curl; no turn follows.
+    func loopEnded()
+}
+
+/// What a host's turn asks of the loop.
+struct TransferLoopTurn {
+    var start: [TransportRequest] = []
+    /// Cancel every transfer in flight (each completes `.cancelled` in a later turn).
+    var cancelInFlight = false
+    /// Nothing more will start; the loop ends once nothing is in flight.
+    var ended = false
+    /// The longest the loop waits for curl or a wake-up before the next turn (the host's next
+    /// deadline), 0...1000 ms.
+    var timeoutMilliseconds: Int32 = 1000
+}
+
 /// The transfer thread: one libcurl multi handle, driven as
 /// perform → info_read → publish completions → admit from our queue → poll.
 ///
@@ -46,7 +69,16 @@ final class TransferLoop: @unchecked Sendable {
 
     // MARK: - The loop
 
+    /// The sender that runs on this thread (a lane's state machine), if any: it gets every
+    /// completion as it is read and hands back the transfers to start, instead of producers
+    /// and a consumer going through the lock. Set before the thread starts.
+    var host: (any TransferLoopHost)?
+
     func run() {
+        if let host {
+            runHosted(host)
+            return
+        }
         var running: Int32 = 0
         while true {
             curl_multi_perform(multi, &running)
@@ -60,6 +92,51 @@ final class TransferLoop: @unchecked Sendable {
         }
         _ = publish(finished: true)
         close()
+    }
+
+    /// perform → read completions → the host's turn (its machine decides) → start what it
+    /// asked for → poll until curl's next timer, the host's next deadline or a wake-up.
+    private func runHosted(_ host: any TransferLoopHost) {
+        var running: Int32 = 0
+        var cancelled = false
+        var started = 0
+        while true {
+            curl_multi_perform(multi, &running)
+            readCompletions()
+            let completions = batch
+            batch.removeAll(keepingCapacity: true)
+            let phase = account(completions, started: started)
+            let turn = host.turn(completions, transportCancelled: phase == .cancelling)
+            if turn.cancelInFlight, !cancelled {
+                cancelled = true
+                for slot in Array(active.values) {
+                    finish(slot, code: Int32(CURLE_ABORTED_BY_CALLBACK.rawValue), cancelled: true)
+                }
+            }
+            for request in turn.start { start(request) }
+            started = turn.start.count
+            if turn.ended, active.isEmpty, batch.isEmpty { break }
+            // Completions waiting (a start that failed, a cancel): another turn at once.
+            if !batch.isEmpty { continue }
+            curl_multi_poll(multi, nil, 0, turn.timeoutMilliseconds, nil)
+        }
+        close()
+        host.loopEnded()
+    }
+
+    /// Counts a hosted turn's transfers and connections in the shared counters (one lock per
+    /// turn); returns the phase.
+    private func account(_ completions: [TransportResponse], started: Int) -> TransportState.Phase {
+        let opened = connectionsOpenedSinceLastPublish
+        connectionsOpenedSinceLastPublish = 0
+        return shared.withLock { state in
+            state.wakePending = false
+            state.submitted &+= UInt64(started)
+            state.inFlight += started - completions.count
+            state.completedCount &+= UInt64(completions.count)
+            state.connectionsOpened += opened
+            return state.phase
+        }
     }
 
     /// Turns every finished transfer into a response for this loop's batch.

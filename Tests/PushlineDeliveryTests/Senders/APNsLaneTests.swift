@@ -281,9 +281,10 @@ struct APNsLaneTests {
     func backpressure() async throws {
         try await withLaneHarness({ $0.faults.latencyMilliseconds = 400 }) { harness in
             // One request in flight at a time, each answered after 400 ms: the lane holds at most
-            // `capacity` requests, so a send of more than that cannot return before most are answered.
+            // its machine's capacity and as much again in its inbox, so a send of more than that
+            // cannot return before a hundred are answered.
             let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(connections: 1, streams: 1)), routes: TestCampaign.routes)
-            let count = LaneStateMachine.capacity(inFlight: 1) + 100
+            let count = 2 * LaneStateMachine.capacity(inFlight: 1) + 100
             let requests = TestCampaign.requests(provider: .apns, tokens: (0..<count).map(TestCampaign.apnsToken))
             let reader = Task { () -> Int in
                 var settled = 0
@@ -318,8 +319,8 @@ struct APNsLaneTests {
                 }
                 return outcomes
             }
+            // Cancelled as soon as it has them: at most the warm-up's one request is in flight.
             await lane.send(requests)
-            try await Task.sleep(for: .milliseconds(300))
             await lane.cancel()
             let outcomes = await reader.value
             #expect(outcomes.count == 100)

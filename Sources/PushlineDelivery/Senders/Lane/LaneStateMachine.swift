@@ -185,6 +185,8 @@ struct LaneStateMachine {
     var inFlightCount: Int { inFlight.count }
     var retryCount: Int { retries.count }
     var currentRate: Double { limiter.currentRate }
+    /// Offers are settled at once, whatever the room (stopped, draining, cancelled, ended).
+    var settlesOffersAtOnce: Bool { refusalReason != nil }
 
     // MARK: - Events
 

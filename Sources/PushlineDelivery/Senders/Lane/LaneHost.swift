@@ -1,0 +1,314 @@
+import PushlineCore
+import Synchronization
+
+/// One provider's lane on its transfer thread: the loop (`TransferLoop`) calls `turn` between
+/// curl's turns with the completions it read; the host feeds them, and whatever producers left
+/// in its inbox (requests, finish / drain / cancel, credentials, verdicts), to the lane's
+/// `LaneStateMachine`, and returns the transfers to start and the machine's next deadline as
+/// the poll's timeout. Nothing sleeps and nothing polls: the loop waits in `curl_multi_poll`
+/// until curl, that deadline or a producer's `curl_multi_wakeup`.
+///
+/// The machine is touched on the transfer thread only; producers reach the host through the
+/// inbox, one lock, and a wake-up. Events leave in one batch per turn.
+final class LaneHost: TransferLoopHost, @unchecked Sendable {
+    enum Control: Sendable {
+        case finish, drain, cancel, clockMoved
+    }
+
+    /// What producers hand the transfer thread.
+    private struct Inbox {
+        var offered = FIFOQueue<OutgoingRequest>()
+        var control: [Control] = []
+        var credentials: [Result<LaneCredential, LaneAuthenticator.Failure>] = []
+        var verdicts: [(check: UInt64, decision: LaneAuthenticator.RefreshDecision)] = []
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The loop has ended: nothing more is taken.
+        var closed = false
+        /// Producers inside `offer`: the lane does not end under them (a send in progress when
+        /// the lane is cancelled still has every request settled).
+        var activeOffers = 0
+        /// What the machine measured, as of the last turn.
+        var report: LaneReport
+    }
+
+    // Confined to the transfer thread.
+    private var machine: LaneStateMachine
+    private var events: [SendEvent] = []
+    private var turnResult = TransferLoopTurn()
+    private var wakeAt: DeliveryInstant?
+    private var machineEnded = false
+    /// `finish()` was called; applied once the inbox is empty.
+    private var finishRequested = false
+
+    private let inbox: Mutex<Inbox>
+    /// Requests the inbox holds at most before `offer` waits (the machine holds its own cap).
+    private let inboxCapacity: Int
+    private let authenticator: LaneAuthenticator
+    private let clock: any DeliveryClock
+    private let output: AsyncStream<[SendEvent]>.Continuation
+    private let logger: (@Sendable (String) -> Void)?
+    private let onEnd: @Sendable () async -> Void
+    /// Wakes the transfer thread; set once the transport exists (it owns the thread).
+    private let wakeBox = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Connections the transport opened, read for the report.
+    private let connectionsOpened = Mutex<(@Sendable () -> Int)?>(nil)
+
+    init(
+        machine: LaneStateMachine, authenticator: LaneAuthenticator, clock: any DeliveryClock,
+        output: AsyncStream<[SendEvent]>.Continuation, logger: (@Sendable (String) -> Void)?, onEnd: @escaping @Sendable () async -> Void
+    ) {
+        self.machine = machine
+        inboxCapacity = machine.capacity
+        inbox = Mutex(Inbox(report: LaneReport(provider: machine.provider)))
+        self.authenticator = authenticator
+        self.clock = clock
+        self.output = output
+        self.logger = logger
+        self.onEnd = onEnd
+    }
+
+    /// Connects the host to its transport (weakly: the lane owns the transport).
+    func attach(_ transport: HTTP2Transport) {
+        wakeBox.withLock { $0 = { [weak transport] in transport?.wakeLoop() } }
+        connectionsOpened.withLock { $0 = { [weak transport] in transport?.counters.connectionsOpened ?? 0 } }
+    }
+
+    private func wake() {
+        wakeBox.withLock { $0 }?()
+    }
+
+    // MARK: - Producers
+
+    /// Hands `requests` over in order, waiting while the inbox is full.
+    func offer(_ requests: [OutgoingRequest]) async {
+        guard !requests.isEmpty else { return }
+        let open = inbox.withLock { inbox -> Bool in
+            if !inbox.closed { inbox.activeOffers += 1 }
+            return !inbox.closed
+        }
+        // Given after the lane ended: a caller's contract error; nothing is left to settle it.
+        guard open else { return }
+        var rest = requests[...]
+        while !rest.isEmpty {
+            let taken = inbox.withLock { inbox -> Int in
+                let room = Swift.max(0, inboxCapacity - inbox.offered.count)
+                let taken = Swift.min(room, rest.count)
+                inbox.offered.append(contentsOf: rest.prefix(taken))
+                return taken
+            }
+            rest = rest.dropFirst(taken)
+            if taken > 0 { wake() }
+            guard !rest.isEmpty else { break }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = inbox.withLock { inbox -> Bool in
+                    if inbox.offered.count < inboxCapacity { return true }
+                    inbox.roomWaiters.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+        inbox.withLock { $0.activeOffers -= 1 }
+        // The loop may be waiting for this send to end before it ends.
+        wake()
+    }
+
+    /// Finish, drain, cancel or look at the clock; waits for the lane's end for the first three.
+    func control(_ control: Control) async {
+        let closed = inbox.withLock { inbox -> Bool in
+            if !inbox.closed { inbox.control.append(control) }
+            return inbox.closed
+        }
+        wake()
+        guard !closed, control != .clockMoved else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = inbox.withLock { inbox -> Bool in
+                if inbox.closed { return true }
+                inbox.endWaiters.append(continuation)
+                return false
+            }
+            if ended { continuation.resume() }
+        }
+    }
+
+    func report() -> LaneReport {
+        var report = inbox.withLock { $0.report }
+        report.connectionsOpened = connectionsOpened.withLock { $0 }?() ?? 0
+        return report
+    }
+
+    // MARK: - The transfer thread
+
+    func turn(_ completions: [TransportResponse], transportCancelled: Bool) -> TransferLoopTurn {
+        turnResult = TransferLoopTurn()
+        let now = clock.now()
+        var controls: [Control] = []
+        var credentials: [Result<LaneCredential, LaneAuthenticator.Failure>] = []
+        var verdicts: [(check: UInt64, decision: LaneAuthenticator.RefreshDecision)] = []
+        inbox.withLock { inbox in
+            swap(&controls, &inbox.control)
+            swap(&credentials, &inbox.credentials)
+            swap(&verdicts, &inbox.verdicts)
+        }
+        if transportCancelled { controls.append(.cancel) }
+        // Drain and cancel first: what is still in the inbox then settles with the rest.
+        for control in controls where control == .drain || control == .cancel { apply(control, now: now) }
+        takeOffered(now: now)
+        for credential in credentials { credentialArrived(credential, now: now) }
+        for (check, decision) in verdicts { perform(machine.refreshDecided(check: check, decision, now: now), now: now) }
+        if !completions.isEmpty {
+            let mapped = completions.map(LaneStateMachine.Completion.init)
+            perform(machine.completed(mapped, now: now, unixTime: clock.unixTime()), now: now)
+        }
+        for control in controls where control == .finish { finishRequested = true }
+        if controls.contains(.clockMoved) { perform(machine.timerFired(now: now), now: now) }
+        // Finish only once every request handed over is in the machine: until then the inbox
+        // is part of what the lane still has to send.
+        if finishRequested, inboxIsEmpty { perform(machine.finish(now: now), now: now) }
+        // Whatever came due since the last turn (a retry, the rate, a pause's end).
+        perform(machine.timerFired(now: now), now: now)
+
+        if !events.isEmpty {
+            output.yield(events)
+            events.removeAll(keepingCapacity: true)
+        }
+        let snapshot = currentReport()
+        let inboxEmpty = inbox.withLock { inbox in
+            inbox.report = snapshot
+            return inbox.offered.isEmpty && inbox.activeOffers == 0
+        }
+        // Requests handed over after the end still get a turn (they settle as cancelled).
+        turnResult.ended = machineEnded && inboxEmpty
+        turnResult.timeoutMilliseconds = timeout(now: now)
+        return turnResult
+    }
+
+    /// Moves requests from the inbox into the machine: what it has room for, or all of them once
+    /// it settles offers at once (stopped, draining, cancelled); wakes producers waiting for room.
+    private func takeOffered(now: DeliveryInstant) {
+        let room = machine.settlesOffersAtOnce ? Int.max : Swift.max(0, machine.capacity - machine.held)
+        var taken: [OutgoingRequest] = []
+        var resumed: [CheckedContinuation<Void, Never>] = []
+        inbox.withLock { inbox in
+            while taken.count < room, let request = inbox.offered.popFirst() { taken.append(request) }
+            if inbox.offered.count < inboxCapacity, !inbox.roomWaiters.isEmpty { swap(&resumed, &inbox.roomWaiters) }
+        }
+        for waiter in resumed { waiter.resume() }
+        guard !taken.isEmpty else { return }
+        let (accepted, actions) = machine.offer(taken[...], now: now)
+        assert(accepted == taken.count, "the machine had room for what the host took")
+        perform(actions, now: now)
+    }
+
+    private var inboxIsEmpty: Bool { inbox.withLock { $0.offered.isEmpty } }
+
+    func loopEnded() {
+        let (ends, rooms) = inbox.withLock { inbox in
+            inbox.closed = true
+            let ends = inbox.endWaiters
+            let rooms = inbox.roomWaiters
+            inbox.endWaiters = []
+            inbox.roomWaiters = []
+            return (ends, rooms)
+        }
+        output.finish()
+        let onEnd = self.onEnd
+        Task {
+            await onEnd()
+            for waiter in ends { waiter.resume() }
+        }
+        for waiter in rooms { waiter.resume() }
+    }
+
+    private func apply(_ control: Control, now: DeliveryInstant) {
+        switch control {
+        case .finish:
+            finishRequested = true
+        case .drain:
+            perform(machine.drain(now: now), now: now)
+        case .cancel:
+            perform(machine.cancel(now: now), now: now)
+            turnResult.cancelInFlight = true
+        case .clockMoved:
+            perform(machine.timerFired(now: now), now: now)
+        }
+    }
+
+    private func credentialArrived(_ result: Result<LaneCredential, LaneAuthenticator.Failure>, now: DeliveryInstant) {
+        switch result {
+        case .success(let credential): perform(machine.credentialReady(credential, now: now), now: now)
+        case .failure(let failure): perform(machine.credentialFailed(failure, now: now, unixTime: clock.unixTime()), now: now)
+        }
+    }
+
+    private func perform(_ actions: LaneStateMachine.Actions, now: DeliveryInstant) {
+        events.append(contentsOf: actions.events)
+        for notice in actions.notices { logger?(notice) }
+        turnResult.start.append(contentsOf: actions.transfers)
+        wakeAt = actions.wakeAt
+        if actions.ended { machineEnded = true }
+        for (check, credential) in actions.rejectedCredentials { askAbout(credential, check: check) }
+        if actions.fetchCredential { fetchCredential(now: now) }
+    }
+
+    private func fetchCredential(now: DeliveryInstant) {
+        if let immediate = authenticator.immediateCredential() {
+            credentialArrived(immediate, now: now)
+            return
+        }
+        let authenticator = self.authenticator
+        Task { [self] in
+            let result: Result<LaneCredential, LaneAuthenticator.Failure>
+            do throws(LaneAuthenticator.Failure) {
+                result = .success(try await authenticator.credential())
+            } catch {
+                result = .failure(error)
+            }
+            inbox.withLock { $0.credentials.append(result) }
+            wake()
+        }
+    }
+
+    private func askAbout(_ credential: LaneCredential, check: UInt64) {
+        let authenticator = self.authenticator
+        Task { [self] in
+            let decision = await authenticator.rejected(credential)
+            inbox.withLock { $0.verdicts.append((check, decision)) }
+            wake()
+        }
+    }
+
+    /// Until the machine's next deadline, at most a second (curl's own timers shorten it).
+    private func timeout(now: DeliveryInstant) -> Int32 {
+        guard let wakeAt, !machineEnded else { return 1000 }
+        let nanoseconds = wakeAt.nanoseconds &- now.nanoseconds
+        if nanoseconds <= 0 { return 0 }
+        // Rounded up: waking a little late starts the request; waking early only turns again.
+        let milliseconds = (nanoseconds + 999_999) / 1_000_000
+        return Int32(Swift.min(milliseconds, 1000))
+    }
+
+    private func currentReport() -> LaneReport {
+        var report = LaneReport(provider: machine.provider)
+        report.stoppedBecause = machine.stoppedBecause
+        report.attempts = machine.wireSends
+        report.retries = machine.resends
+        report.finalRatePerSecond = machine.currentRate
+        report.slowdowns = machine.slowdowns
+        report.pauses = machine.pauses
+        return report
+    }
+}
+
+extension LaneStateMachine.Completion {
+    init(_ response: TransportResponse) {
+        self.init(
+            slot: response.slot, result: response.result, status: response.status, body: response.body,
+            apnsID: response.headers["apns-id"].map { Array($0.utf8) },
+            retryAfter: response.headers["retry-after"].map { Array($0.utf8) },
+            curlCode: response.curlCode, curlErrorDescription: response.curlErrorDescription,
+            mayHaveBeenDelivered: response.mayHaveBeenDelivered || (response.result == .response && response.status > 0)
+        )
+    }
+}
