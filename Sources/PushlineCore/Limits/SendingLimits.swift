@@ -7,4 +7,7 @@ public enum SendingLimits {
     public static let connections = 1...64
     /// Per connection (libcurl uses the lower of this and the server's SETTINGS_MAX_CONCURRENT_STREAMS).
     public static let streamsPerConnection = 1...10_000
+    /// Transfer threads per provider: each runs one libcurl multi handle with its share of the
+    /// provider's connections and rate. At most one per connection.
+    public static let transferThreads = 1...16
 }

@@ -37,6 +37,13 @@ public struct SendRate: Sendable, Equatable, CustomStringConvertible {
         self.burst = burst ?? Swift.max(1, Int((perSecond / 10).rounded(.up)))
     }
 
+    /// This rate shared by `parts` senders: each gets its share of the rate and of the burst
+    /// (at least one request).
+    public func divided(by parts: Int) -> SendRate {
+        let n = Double(Swift.max(parts, 1))
+        return SendRate(validPerSecond: perSecond / n, burst: Swift.max(1, burst / Swift.max(parts, 1)))
+    }
+
     /// Parses `N/s`, `N/sec`, `N/second`, `N/m`, `N/min`, `N/minute`, `N/h`, `N/hour` with `N` a
     /// positive integer of at most 12 digits (spaces around `/` allowed).
     public init(parsing text: String, burst: Int? = nil) throws(Invalid) {

@@ -65,8 +65,14 @@ public struct SenderSettings: Sendable {
     /// Time allowed for one attempt, connection included.
     public var requestTimeout: Duration
     public var retry: RetryPolicy
+    /// Transfer threads (libcurl multi handles), each with its share of `connections` and `rate`:
+    /// one thread's curl loop caps what one provider can send; more cores send more.
+    public var transferThreads: Int
 
-    public init(endpoint: String? = nil, caFile: String? = nil, connections: Int, streamsPerConnection: Int, rate: SendRate, requestTimeout: Duration = .seconds(30), retry: RetryPolicy) {
+    public init(
+        endpoint: String? = nil, caFile: String? = nil, connections: Int, streamsPerConnection: Int, rate: SendRate,
+        requestTimeout: Duration = .seconds(30), retry: RetryPolicy, transferThreads: Int = 1
+    ) {
         self.endpoint = endpoint
         self.caFile = caFile
         self.connections = connections
@@ -74,6 +80,7 @@ public struct SenderSettings: Sendable {
         self.rate = rate
         self.requestTimeout = requestTimeout
         self.retry = retry
+        self.transferThreads = transferThreads
     }
 }
 

@@ -1,47 +1,97 @@
 import PushlineCore
+import Synchronization
 
 /// One provider's lane (APNs or FCM) as the run sees it: `send` hands requests to the lane's
-/// `LaneHost`, whose `LaneStateMachine` (queue, rate limiter, in-flight limit, retry heap,
-/// warm-up, credentials) runs on the transport's own transfer thread, between curl's turns.
-/// Built by `ProviderSenders.make`.
+/// `LaneHost`s, one per transfer thread, whose `LaneStateMachine`s (queue, rate limiter,
+/// in-flight limit, retry heap, warm-up, credentials) run on their transports' own threads,
+/// between curl's turns. Built by `ProviderSenders.make`.
 ///
 /// Call `finish()`, `drain()` or `cancel()` to end it: until then it waits for work.
 final class ProviderLane: DeliveryLane {
     let provider: Provider
     let events: AsyncStream<[SendEvent]>
-    private let host: LaneHost
-    /// Owns the transfer thread the host runs on.
-    private let transport: HTTP2Transport
+    private let hosts: [LaneHost]
+    /// Own the transfer threads the hosts run on.
+    private let transports: [HTTP2Transport]
 
-    init(provider: Provider, events: AsyncStream<[SendEvent]>, host: LaneHost, transport: HTTP2Transport) {
+    init(provider: Provider, events: AsyncStream<[SendEvent]>, hosts: [LaneHost], transports: [HTTP2Transport]) {
         self.provider = provider
         self.events = events
-        self.host = host
-        self.transport = transport
+        self.hosts = hosts
+        self.transports = transports
     }
 
+    /// Splits `requests` evenly over the transfer threads (in order within each share).
     func send(_ requests: [OutgoingRequest]) async {
-        await host.offer(requests)
+        guard hosts.count > 1 else {
+            await hosts[0].offer(requests)
+            return
+        }
+        let share = (requests.count + hosts.count - 1) / hosts.count
+        await withTaskGroup(of: Void.self) { group in
+            for (index, host) in hosts.enumerated() {
+                let start = Swift.min(index * share, requests.count)
+                let part = Array(requests[start..<Swift.min(start + share, requests.count)])
+                guard !part.isEmpty else { continue }
+                group.addTask { await host.offer(part) }
+            }
+        }
     }
 
-    func finish() async {
-        await host.control(.finish)
+    func finish() async { await each(.finish) }
+
+    func drain() async { await each(.drain) }
+
+    func cancel() async { await each(.cancel) }
+
+    /// The clock jumped (tests): whatever became due starts now.
+    func clockMoved() async { await each(.clockMoved) }
+
+    private func each(_ control: LaneHost.Control) async {
+        await withTaskGroup(of: Void.self) { group in
+            for host in hosts { group.addTask { await host.control(control) } }
+        }
     }
 
-    func drain() async {
-        await host.control(.drain)
-    }
-
-    func cancel() async {
-        await host.control(.cancel)
-    }
-
+    /// The threads' reports added up: attempts, retries, slowdowns, pauses and connections
+    /// summed, the rate the sum of the shares, the first stop message.
     func report() async -> LaneReport {
-        host.report()
+        var total = LaneReport(provider: provider)
+        for host in hosts {
+            let report = host.report()
+            total.stoppedBecause = total.stoppedBecause ?? report.stoppedBecause
+            total.attempts += report.attempts
+            total.retries += report.retries
+            total.finalRatePerSecond += report.finalRatePerSecond
+            total.slowdowns += report.slowdowns
+            total.pauses += report.pauses
+            total.connectionsOpened += report.connectionsOpened
+        }
+        return total
+    }
+}
+
+/// Ends a lane's one event stream when the last of its transfer threads has ended, then shuts
+/// down what they shared (the OAuth exchange).
+final class LaneEventsEnd: Sendable {
+    private let remaining: Mutex<Int>
+    private let output: AsyncStream<[SendEvent]>.Continuation
+    private let onEnd: @Sendable () async -> Void
+
+    init(hosts: Int, output: AsyncStream<[SendEvent]>.Continuation, onEnd: @escaping @Sendable () async -> Void) {
+        remaining = Mutex(hosts)
+        self.output = output
+        self.onEnd = onEnd
     }
 
-    /// The lane's clock jumped (tests): whatever became due starts now.
-    func clockMoved() async {
-        await host.control(.clockMoved)
+    /// One thread ended; returns once the lane's shared parts are shut down if it was the last.
+    func hostEnded() async {
+        let last = remaining.withLock { count -> Bool in
+            count -= 1
+            return count == 0
+        }
+        guard last else { return }
+        output.finish()
+        await onEnd()
     }
 }

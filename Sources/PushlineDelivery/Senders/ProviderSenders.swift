@@ -59,27 +59,38 @@ public enum ProviderSenders {
         // Every request yields at most two events, and the run's batch window bounds the
         // requests given to a lane whose events are not yet read (docs/delivery.md).
         let (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
-        let machine = LaneStateMachine(
-            provider: provider, settings: settings,
-            routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
-            identity: authenticator.identity, seed: seed, now: clock.now()
-        )
         let exchange = oauth
-        let host = LaneHost(
-            machine: machine, authenticator: authenticator, clock: clock, output: output, logger: logger,
-            onEnd: { await exchange?.shutdown() }
-        )
-        let transport: HTTP2Transport
-        do {
-            transport = try HTTP2Transport(TransportConfiguration(
-                connections: settings.connections, streamsPerConnection: settings.streamsPerConnection, caFile: settings.caFile,
-                capturedHeaderNames: ["apns-id", "retry-after"]
-            ), host: host)
-        } catch {
-            if let oauth { Task { await oauth.shutdown() } }
-            throw .transport(provider: provider.rawValue, detail: error.description)
+        // Each transfer thread: its share of the connections and the rate, a machine, a host and
+        // a transport of its own; their events go into the lane's one stream.
+        let threads = Swift.min(Swift.max(settings.transferThreads, 1), settings.connections)
+        let ended = LaneEventsEnd(hosts: threads, output: output, onEnd: { await exchange?.shutdown() })
+        var hosts: [LaneHost] = []
+        var transports: [HTTP2Transport] = []
+        for thread in 0..<threads {
+            var share = settings
+            share.connections = settings.connections / threads + (thread < settings.connections % threads ? 1 : 0)
+            share.rate = settings.rate.divided(by: threads)
+            let machine = LaneStateMachine(
+                provider: provider, settings: share,
+                routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
+                identity: authenticator.identity, seed: seed &+ UInt64(thread), now: clock.now()
+            )
+            let host = LaneHost(machine: machine, authenticator: authenticator, clock: clock, output: output, logger: logger, ended: ended)
+            do {
+                let transport = try HTTP2Transport(TransportConfiguration(
+                    connections: share.connections, streamsPerConnection: share.streamsPerConnection, caFile: settings.caFile,
+                    capturedHeaderNames: ["apns-id", "retry-after"]
+                ), host: host)
+                host.attach(transport)
+                hosts.append(host)
+                transports.append(transport)
+            } catch {
+                // Those already started end with nothing to send.
+                for host in hosts { Task { await host.control(.cancel) } }
+                if hosts.isEmpty, let oauth { Task { await oauth.shutdown() } }
+                throw .transport(provider: provider.rawValue, detail: error.description)
+            }
         }
-        host.attach(transport)
-        return ProviderLane(provider: provider, events: events, host: host, transport: transport)
+        return ProviderLane(provider: provider, events: events, hosts: hosts, transports: transports)
     }
 }

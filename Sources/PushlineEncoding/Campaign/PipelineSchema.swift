@@ -18,6 +18,7 @@ public enum PipelineSchema {
         SchemaProperty("ca_file", .string(.constant)),
         SchemaProperty("connections", .integer(sendingConnections)),
         SchemaProperty("streams", .integer(sendingStreams)),
+        SchemaProperty("transfer_threads", .integer(SendingLimits.transferThreads)),
         // `10000/s`, `600000/min`, `N/h`: parsed by the sender's `SendRate` when loading.
         SchemaProperty("rate", .string(.constant)),
         SchemaProperty("burst", .integer(1...10_000_000)),

@@ -40,6 +40,28 @@ struct APNsLaneTests {
         }
     }
 
+    @Test("two transfer threads: each request sent once, the threads' connections and attempts add up, one stream of events ends after both")
+    func twoTransferThreads() async throws {
+        try await withLaneHarness { harness in
+            var settings = harness.settings(connections: 2, streams: 50, rate: "100000/s")
+            settings.transferThreads = 2
+            let lane = try ProviderSenders.make(harness.apnsConfiguration(settings), routes: TestCampaign.routes)
+            let tokens = (0..<3_000).map(TestCampaign.apnsToken)
+            let run = await LaneDriver.run(lane, TestCampaign.requests(provider: .apns, tokens: tokens))
+            #expect(run.violations.isEmpty)
+            #expect(run.counts[.sent] == 3_000)
+            let stats = harness.emulator.stats()
+            #expect(stats.apns.requests == 3_000)
+            #expect(stats.apns.tokens.values.allSatisfy { $0.requests == 1 })
+            let report = try #require(run.report)
+            #expect(report.attempts == 3_000)
+            // One connection per thread at least: each thread has its own multi handle.
+            #expect(report.connectionsOpened >= 2)
+            // The rate is shared: the two shares add up to the configured rate.
+            #expect(report.finalRatePerSecond == 100_000)
+        }
+    }
+
     @Test("410 Unregistered is an invalid token with its timestamp; 400 BadDeviceToken an invalid token; 400 reasons of our own are permanent failures")
     func invalidTokens() async throws {
         let tokens = (0..<6).map(TestCampaign.apnsToken)
@@ -309,7 +331,9 @@ struct APNsLaneTests {
 
     @Test("cancel: what is queued settles as cancelled at once, every request still settles exactly once")
     func cancel() async throws {
-        try await withLaneHarness({ $0.faults.latencyMilliseconds = 200 }) { harness in
+        // Answers take 10 s: however late a busy machine runs the cancel, the warm-up's one
+        // request is still in flight and nothing has been answered.
+        try await withLaneHarness({ $0.faults.latencyMilliseconds = 10_000 }) { harness in
             let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(connections: 1, streams: 4)), routes: TestCampaign.routes)
             let requests = TestCampaign.requests(provider: .apns, tokens: (0..<100).map(TestCampaign.apnsToken))
             let reader = Task { () -> [UInt64: DeliveryOutcome] in

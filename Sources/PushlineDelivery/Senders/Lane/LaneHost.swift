@@ -48,7 +48,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private let clock: any DeliveryClock
     private let output: AsyncStream<[SendEvent]>.Continuation
     private let logger: (@Sendable (String) -> Void)?
-    private let onEnd: @Sendable () async -> Void
+    /// Ends the lane's event stream after its last thread.
+    private let ended: LaneEventsEnd
     /// Wakes the transfer thread; set once the transport exists (it owns the thread).
     private let wakeBox = Mutex<(@Sendable () -> Void)?>(nil)
     /// Connections the transport opened, read for the report.
@@ -56,7 +57,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
 
     init(
         machine: LaneStateMachine, authenticator: LaneAuthenticator, clock: any DeliveryClock,
-        output: AsyncStream<[SendEvent]>.Continuation, logger: (@Sendable (String) -> Void)?, onEnd: @escaping @Sendable () async -> Void
+        output: AsyncStream<[SendEvent]>.Continuation, logger: (@Sendable (String) -> Void)?, ended: LaneEventsEnd
     ) {
         self.machine = machine
         inboxCapacity = machine.capacity
@@ -65,7 +66,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         self.clock = clock
         self.output = output
         self.logger = logger
-        self.onEnd = onEnd
+        self.ended = ended
     }
 
     /// Connects the host to its transport (weakly: the lane owns the transport).
@@ -212,10 +213,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             inbox.roomWaiters = []
             return (ends, rooms)
         }
-        output.finish()
-        let onEnd = self.onEnd
+        let ended = self.ended
         Task {
-            await onEnd()
+            await ended.hostEnded()
             for waiter in ends { waiter.resume() }
         }
         for waiter in rooms { waiter.resume() }

@@ -141,6 +141,11 @@ struct DeliveryConfigurationReader {
         }
         let connections = integer("connections", PipelineSchema.sendingConnections, default: ProviderSendDefaults.connections(provider))
         let streams = integer("streams", PipelineSchema.sendingStreams, default: ProviderSendDefaults.streams(provider))
+        let threads = integer("transfer_threads", SendingLimits.transferThreads, default: 1)
+        if threads > connections, let threadsNode = node["transfer_threads"] {
+            log.error(path / "transfer_threads", "each transfer thread needs a connection of its own: \(threads) threads, \(connections) connections", at: threadsNode)
+            valid = false
+        }
         let burst: Int? = node["burst"] == nil ? nil : integer("burst", 1...SendRate.maximumBurst, default: 1)
         var rateText = ProviderSendDefaults.rateText(provider)
         var rateNode: ConfigNode?
@@ -162,7 +167,8 @@ struct DeliveryConfigurationReader {
         guard valid, let rate else { return nil }
         return SenderSettings(
             endpoint: endpoint, caFile: caFile, connections: connections, streamsPerConnection: streams,
-            rate: rate, requestTimeout: ProviderSendDefaults.requestTimeout, retry: ProviderSendDefaults.retry
+            rate: rate, requestTimeout: ProviderSendDefaults.requestTimeout, retry: ProviderSendDefaults.retry,
+            transferThreads: threads
         )
     }
 
