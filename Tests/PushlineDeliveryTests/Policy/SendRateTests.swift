@@ -41,4 +41,15 @@ struct SendRateTests {
             #expect(throws: SendRate.Invalid.self) { try SendRate(perSecond: bad) }
         }
     }
+
+    @Test("shared over transfer threads: each gets its part of the rate and the burst, never a burst of zero")
+    func divided() throws {
+        let rate = try SendRate(parsing: "9000/s", burst: 900)
+        let third = rate.divided(by: 3)
+        #expect(third.perSecond == 3_000 && third.burst == 300)
+        let tiny = try SendRate(parsing: "2/s", burst: 1).divided(by: 16)
+        #expect(tiny.perSecond == 0.125 && tiny.burst == 1)
+        // Nonsense counts are taken as one.
+        #expect(rate.divided(by: 0) == rate && rate.divided(by: -4) == rate)
+    }
 }

@@ -85,7 +85,7 @@ struct DeliveryConfigurationTests {
         try FileManager.default.copyItem(atPath: f.keyFile, toPath: scratch.file("keys/AuthKey.p8"))
         try FileManager.default.copyItem(atPath: f.caFile, toPath: scratch.file("ca.pem"))
         let yaml = Self.pipeline("""
-          apns: { team_id: T1, key_id: K1, key_file: keys/AuthKey.p8, topic: t, endpoint: "HTTPS://127.0.0.1:8443/", ca_file: ca.pem, connections: 3, streams: 50, rate: 120/min, burst: 7 }
+          apns: { team_id: T1, key_id: K1, key_file: keys/AuthKey.p8, topic: t, endpoint: "HTTPS://127.0.0.1:8443/", ca_file: ca.pem, connections: 3, streams: 50, rate: 120/min, burst: 7, transfer_threads: 2 }
           fcm: { service_account: "\(f.serviceAccount)", project_id: pushline-demo, rate: 5000/s }
 
         """)
@@ -94,10 +94,12 @@ struct DeliveryConfigurationTests {
         #expect(apns.settings.endpoint == "https://127.0.0.1:8443")
         #expect(apns.settings.caFile == scratch.file("ca.pem"))
         #expect(apns.settings.connections == 3 && apns.settings.streamsPerConnection == 50)
+        #expect(apns.settings.transferThreads == 2)
         #expect(apns.settings.rate.perSecond == 2 && apns.settings.rate.burst == 7)
         let fcm = try #require(configurations.last)
         // 5000/s, default burst a tenth of a second.
         #expect(fcm.settings.rate.perSecond == 5_000 && fcm.settings.rate.burst == 500)
+        #expect(fcm.settings.transferThreads == 1)
     }
 
     @Test func variablesFillTheBlock() throws {
@@ -186,6 +188,10 @@ struct DeliveryConfigurationTests {
         ("connections", "65", "providers.apns.connections: 65 is out of range: expected 1 to 64"),
         ("connections", "two", "providers.apns.connections: expected an integer from 1 to 64, found 'two'"),
         ("streams", "0", "providers.apns.streams: 0 is out of range: expected 1 to 10000"),
+        ("transfer_threads", "17", "providers.apns.transfer_threads: 17 is out of range: expected 1 to 16"),
+        ("transfer_threads", "0", "providers.apns.transfer_threads: 0 is out of range: expected 1 to 16"),
+        // APNs' default is two connections: a third thread would have none.
+        ("transfer_threads", "3", "providers.apns.transfer_threads: each transfer thread needs a connection of its own: 3 threads, 2 connections"),
         ("ca_file", "\"\"", "providers.apns.ca_file: must not be empty"),
         // A line break or escape in a value is shown as `?`: a diagnostic stays one line.
         ("team_id", "\"AB\\r\\nC\"", "providers.apns.team_id: expected 1 to 64 ASCII letters and digits (Apple's are 10 characters), found 'AB??C'"),
