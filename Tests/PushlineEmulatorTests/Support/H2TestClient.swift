@@ -89,7 +89,7 @@ final class H2TestClient: Sendable {
         let promise = channel.eventLoop.makePromise(of: Outcome.self)
         let completion = OutcomeCompletion(promise: promise)
         // A test must fail, not hang, when the server never answers.
-        let timeout = channel.eventLoop.scheduleTask(in: .seconds(15)) { completion.complete(.failure(RequestTimedOut(path: path, limits: self.announcedStreamLimits))) }
+        let timeout = channel.eventLoop.scheduleTask(in: .seconds(120)) { completion.complete(.failure(RequestTimedOut(path: path, limits: self.announcedStreamLimits))) }
         promise.futureResult.whenComplete { _ in timeout.cancel() }
         let stream = try await multiplexer.createStreamChannel { stream in
             stream.eventLoop.makeCompletedFuture {
@@ -120,7 +120,7 @@ final class H2TestClient: Sendable {
             requests.map { request in
                 let promise = loop.makePromise(of: Outcome.self)
                 let completion = OutcomeCompletion(promise: promise)
-                let timeout = loop.scheduleTask(in: .seconds(60)) { completion.complete(.failure(RequestTimedOut(path: request.path, limits: []))) }
+                let timeout = loop.scheduleTask(in: .seconds(120)) { completion.complete(.failure(RequestTimedOut(path: request.path, limits: []))) }
                 var head = HPACKHeaders([(":method", request.method), (":path", request.path), (":scheme", "https"), (":authority", "127.0.0.1")])
                 for (name, value) in request.headers { head.add(name: name, value: value) }
                 let requestHead = head

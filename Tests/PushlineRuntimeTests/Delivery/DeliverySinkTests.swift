@@ -260,7 +260,8 @@ struct DeliverySinkSettlementTests {
         let gateOpened = Flag()
         let apns = ScriptedLane(provider: .apns, sendGate: {
             guard !gateOpened.isSet else { return }
-            let deadline = ContinuousClock.now + .seconds(5)
+            // A hang guard only: it ends as soon as FCM is past line 30, however busy the machine.
+            let deadline = ContinuousClock.now + .seconds(120)
             while await fcm.highestLine < 30, ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(5))
             }
