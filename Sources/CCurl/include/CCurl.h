@@ -1,10 +1,17 @@
 #ifndef CCURL_H
 #define CCURL_H
 // Typed wrappers for libcurl's variadic setters and getters: Swift cannot call C variadics, so
-// each C argument kind gets one wrapper. Nothing else lives here (no logic in C); the
+// each C argument kind gets one wrapper (and, below, one workaround for a libcurl 7.88 bug); the
 // non-variadic calls (curl_multi_poll, curl_multi_wakeup, curl_multi_info_read...) are called
 // from Swift directly.
 #include <curl/curl.h>
+
+// libcurl 7.88's reset of HTTP/2 streams the server already closed is dropped by
+// h2_reset_filter.c (the one piece of logic in this module; it says why). Whether libcurl's
+// calls reach the filter (0 with a static libcurl, say), and how many resets it forwarded and
+// dropped since the process started.
+int ccurl_h2_reset_filter_active(void);
+void ccurl_h2_reset_filter_counts(unsigned long *forwarded, unsigned long *dropped);
 
 // curl_easy_setopt, one per argument kind.
 static inline CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
