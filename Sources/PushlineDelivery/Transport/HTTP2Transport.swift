@@ -145,6 +145,9 @@ public final class HTTP2Transport: Sendable {
         for producer in released { producer.resume() }
     }
 
+    /// The combined CA bundle file, when `ca_file` made one (tests).
+    var trustBundlePath: String? { loop.trustBundlePath }
+
     public var counters: TransportCounters {
         loop.shared.withLock { state in
             TransportCounters(
@@ -153,7 +156,8 @@ public final class HTTP2Transport: Sendable {
                 awaitingConsumer: state.completed.count,
                 submitted: state.submitted,
                 completed: state.completedCount,
-                connectionsOpened: state.connectionsOpened
+                connectionsOpened: state.connectionsOpened,
+                wireSends: state.wireSends
             )
         }
     }
