@@ -162,6 +162,29 @@ struct TransportWireTests {
         #expect(responses.filter { $0.result == .response }.count == 18)
     }
 
+    /// A drop answers nothing here: a client that reads answers writes new requests into the
+    /// freed streams, and a connection dropped before the server reads them loses requests the
+    /// client did write (counted as sent, and as possibly delivered: it cannot know).
+    static let repeatedFaults: [HostilePlan.ConnectionFault] = [
+        .goaway(streams: 20, answered: 7), .dropAfter(streams: 20, answered: 0),
+        .oversizedHeader(streams: 20, answered: 5), .refuseEvery(4),
+    ]
+
+    @Test(arguments: repeatedFaults)
+    func theCountsHoldWhenTheFaultRepeatsOverManyConnections(fault: HostilePlan.ConnectionFault) async throws {
+        let server = try await HostileHTTP2Server.start(HostilePlan(fault: fault, hostileConnections: 4, maxConcurrentStreams: 20))
+        let paths = (0..<300).map { "/repeat/\($0)" }
+        let (responses, counters) = try await sendWire(paths: paths, to: server.baseURL, configuration: configuration(server, streams: 20))
+        let counts = try await serverCounts(server, reaching: responses.reduce(0) { $0 + $1.wireSends })
+        await server.stop()
+
+        expectHonest(responses, paths: paths, counts: counts)
+        #expect(counters.wireSends == UInt64(counts.received))
+        #expect(counts.connections >= 5)
+        // At most the streams of the four hostile connections end without an answer.
+        #expect(responses.filter { $0.result == .response }.count >= 300 - 4 * 20)
+    }
+
     @Test func emptyBodiedAnswersAreResponsesSentOnce() async throws {
         let server = try await HostileHTTP2Server.start()
         let paths = (0..<200).map { "/empty/\($0)" }
