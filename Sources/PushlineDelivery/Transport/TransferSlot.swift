@@ -97,9 +97,10 @@ final class TransferSlot {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// libcurl 7.88's text when it stops resending a request (five resends, `CONN_MAX_RETRIES`).
+    /// Whether libcurl's error buffer holds exactly `text` (no allocation).
     func errorBufferEquals(_ text: StaticString) -> Bool {
         text.withUTF8Buffer { expected in
+            guard expected.count <= Int(CURL_ERROR_SIZE) else { return false }
             for (index, byte) in expected.enumerated() where UInt8(bitPattern: errorBuffer[index]) != byte { return false }
             return errorBuffer[expected.count] == 0
         }
