@@ -104,6 +104,23 @@ let package = Package(
 
         // Tests mirror the modules; PushlineTestSupport holds what several of them share.
         .target(name: "PushlineTestSupport", dependencies: ["PushlineCore"], path: "Tests/PushlineTestSupport", swiftSettings: strict),
+        // An HTTP/2 server that misbehaves on purpose and counts what it receives (transport tests).
+        .target(
+            name: "PushlineHostileServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/PushlineHostileServer",
+            swiftSettings: strict
+        ),
         .testTarget(name: "PushlineCoreTests", dependencies: ["PushlineCore", "PushlineTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushlineTemplatesTests", dependencies: ["PushlineTemplates", "PushlineTestSupport"], exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "PushlineEncodingTests", dependencies: ["PushlineEncoding", "PushlineRuntime", "PushlineDelivery", "PushlineTestSupport"], swiftSettings: strict),
@@ -111,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "PushlineDeliveryTests",
             dependencies: [
-                "PushlineDelivery", "PushlineCore", "PushlineTestSupport", "PushlineEmulator",
+                "PushlineDelivery", "PushlineCore", "PushlineTestSupport", "PushlineEmulator", "PushlineHostileServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

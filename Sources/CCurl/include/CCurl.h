@@ -37,6 +37,12 @@ static inline CURLcode ccurl_easy_setopt_write_callback(CURL *handle, CURLoption
     return curl_easy_setopt(handle, option, value);
 }
 
+// CURLOPT_PREREQFUNCTION (7.80+): called each time libcurl is about to send the request on a
+// connection, its own resends included.
+static inline CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, CURLoption option, curl_prereq_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
 // curl_easy_getinfo, one per result kind.
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
@@ -46,6 +52,11 @@ static inline CURLcode ccurl_easy_getinfo_offset(CURL *handle, CURLINFO info, cu
 }
 // CURLINFO_PRIVATE is documented as char * but holds whatever CURLOPT_PRIVATE was given.
 static inline CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+// CURLINFO_TLS_SSL_PTR: the TLS backend and its per-connection object (OpenSSL: SSL *).
+static inline CURLcode ccurl_easy_getinfo_tls_session(CURL *handle, CURLINFO info, struct curl_tlssessioninfo **value) {
     return curl_easy_getinfo(handle, info, value);
 }
 

@@ -172,6 +172,9 @@ public final class HTTP2Transport: Sendable {
         for producer in released { producer.resume() }
     }
 
+    /// The combined CA bundle file, when `ca_file` made one (tests).
+    var trustBundlePath: String? { loop.trustBundlePath }
+
     public var counters: TransportCounters {
         loop.shared.withLock { state in
             TransportCounters(
@@ -180,7 +183,8 @@ public final class HTTP2Transport: Sendable {
                 awaitingConsumer: state.completed.count,
                 submitted: state.submitted,
                 completed: state.completedCount,
-                connectionsOpened: state.connectionsOpened
+                connectionsOpened: state.connectionsOpened,
+                wireSends: state.wireSends
             )
         }
     }

@@ -36,11 +36,15 @@ final class TransferLoop: @unchecked Sendable {
     private let configuration: TransportConfiguration
     private let limits: SlotLimits
     private let trustAnchors: TrustAnchors?
+    private let caBundle: CABundleChoice
     private var slots: [TransferSlot] = []
     private var freeSlots: [TransferSlot] = []
     /// Slots whose transfer is in curl's hands, for cancellation.
     private var active: [ObjectIdentifier: TransferSlot] = [:]
     private var batch: [TransportResponse] = []
+
+    /// The combined CA bundle file, when `ca_file` made one (tests).
+    var trustBundlePath: String? { trustAnchors?.bundlePath }
 
     init(configuration: TransportConfiguration, trustAnchors: TrustAnchors?) throws(TransportError) {
         guard CurlGlobal.initialised else { throw TransportError.curlSetup("curl_global_init failed") }
@@ -52,8 +56,10 @@ final class TransferLoop: @unchecked Sendable {
         limits = SlotLimits(
             maxBodyBytes: configuration.maxResponseBodyBytes,
             capturedNames: configuration.capturedHeaderNames.map { Array($0.lowercased().utf8) },
-            maxHeaderValueBytes: configuration.maxHeaderValueBytes
+            maxHeaderValueBytes: configuration.maxHeaderValueBytes,
+            alpn: ALPNReader.load()
         )
+        caBundle = CABundleChoice(trustAnchors: trustAnchors)
         let options: [(CURLMoption, Int)] = [
             (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
             (CURLMOPT_MAX_HOST_CONNECTIONS, configuration.connections),
@@ -154,34 +160,54 @@ final class TransferLoop: @unchecked Sendable {
     private func finish(_ slot: TransferSlot, code: Int32, cancelled: Bool) {
         curl_multi_remove_handle(multi, slot.easy)
         active[ObjectIdentifier(slot)] = nil
-        batch.append(response(for: slot, code: code, cancelled: cancelled))
+        let response = response(for: slot, code: code, cancelled: cancelled)
+        wireSendsSinceLastPublish &+= UInt64(response.wireSends)
+        batch.append(response)
         slot.release()
+        // A request that needed more than one clean send leaves state in its handle.
+        if !cancelled, response.result != .response || response.wireSends != 1 {
+            guard renew(slot) else { return }
+        }
         freeSlots.append(slot)
     }
 
     private func response(for slot: TransferSlot, code: Int32, cancelled: Bool) -> TransportResponse {
         let easy = slot.easy
-        var status = 0, version = 0, requestSize = 0, connects = 0
-        var uploaded: curl_off_t = 0, pretransfer: curl_off_t = 0
+        var status = 0, version = 0, connects = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestSize)
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
-        _ = ccurl_easy_getinfo_offset(easy, CURLINFO_SIZE_UPLOAD_T, &uploaded)
-        _ = ccurl_easy_getinfo_offset(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
         if connects > 0 { connectionsOpenedSinceLastPublish += connects }
-        // Written at least in part, or answered: a resend may duplicate it. Pretransfer time is
-        // set just before curl starts sending the request on its stream.
-        let mayHaveBeenDelivered = status > 0 || uploaded > 0 || requestSize > 0 || pretransfer > 0
+        let sends = slot.wireSends
+        let ok = code == Int32(CURLE_OK.rawValue)
+        // What the server can be proven not to have processed (docs/delivery.md, "What libcurl
+        // 7.88 can tell"): a request never written; or one whose last send libcurl reports
+        // refused (REFUSED_STREAM, or above a GOAWAY's last stream id) when it stops resending:
+        // CURLE_RECV_ERROR with no message but its give-up text. Its silent resends cannot be
+        // told apart from resends after a lost connection, so earlier sends stay "may have".
+        let lastSendRefused = code == Int32(CURLE_RECV_ERROR.rawValue) && sends > 0 && status == 0
+            && slot.errorBufferEquals("Connection died, tried 5 times before giving up")
+        let provenUnprocessed = sends == 0 || lastSendRefused
+        let mayHaveBeenDelivered = status > 0 || sends > (lastSendRefused ? 1 : 0)
+        var detail = slot.errorDetail
         let result: TransportResult
         if cancelled {
             result = .cancelled
-        } else if code == Int32(CURLE_OK.rawValue), status > 0 {
+        } else if let refused = slot.refusedALPN, code == Int32(CURLE_ABORTED_BY_CALLBACK.rawValue) {
+            result = .notHTTP2
+            let name = refused.isEmpty ? "nothing" : String(decoding: refused.map { (0x21...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+            detail = "the server at \(Self.origin(of: slot.request?.url)) does not speak HTTP/2 (ALPN gave \(name))"
+        } else if status > 0, version != Int(CURL_HTTP_VERSION_2_0) {
+            // Only reachable when the ALPN check could not run (a libcurl not on OpenSSL).
+            result = .notHTTP2
+            detail = "the server at \(Self.origin(of: slot.request?.url)) does not speak HTTP/2 (it answered over HTTP/1)"
+        } else if ok, status > 0 {
             result = .response
         } else if code == Int32(CURLE_OPERATION_TIMEDOUT.rawValue) {
             result = .timedOut
-        } else if code == Int32(CURLE_OK.rawValue) || mayHaveBeenDelivered {
-            // libcurl 7.88 reports a reset stream or a GOAWAY as CURLE_OK with status 0.
+        } else if ok || mayHaveBeenDelivered || sends > 0 {
+            // Written, then no answer. libcurl 7.88 reports some stream ends as CURLE_OK with
+            // status 0, the last stream a GOAWAY refuses as CURLE_HTTP2 with no message.
             result = .noResponse
         } else {
             result = .failed
@@ -204,11 +230,27 @@ final class TransferLoop: @unchecked Sendable {
             bodyTruncated: slot.bodyTruncated,
             curlCode: code,
             mayHaveBeenDelivered: mayHaveBeenDelivered,
-            httpVersion: version
+            httpVersion: version,
+            wireSends: sends,
+            provenUnprocessed: provenUnprocessed,
+            curlErrorDetail: detail
         )
     }
 
+    /// `https://host[:port]` of a request URL, for messages.
+    static func origin(of url: String?) -> String {
+        guard let url else { return "the configured endpoint" }
+        var slashes = 0
+        var end = url.utf8.endIndex
+        for index in url.utf8.indices where url.utf8[index] == UInt8(ascii: "/") {
+            slashes += 1
+            if slashes == 3 { end = index; break }
+        }
+        return String(url[..<end])
+    }
+
     private var connectionsOpenedSinceLastPublish = 0
+    private var wireSendsSinceLastPublish: UInt64 = 0
 
     /// Hands this loop's completions over (to a waiting consumer directly) and reads the phase.
     private func publish(finished: Bool) -> TransportState.Phase {
@@ -216,12 +258,15 @@ final class TransferLoop: @unchecked Sendable {
         batch.removeAll(keepingCapacity: true)
         let opened = connectionsOpenedSinceLastPublish
         connectionsOpenedSinceLastPublish = 0
+        let sends = wireSendsSinceLastPublish
+        wireSendsSinceLastPublish = 0
         var handOver: (CheckedContinuation<[TransportResponse]?, Never>, [TransportResponse]?)?
         var resumed: [CheckedContinuation<Void, Never>] = []
         let phase = shared.withLock { state in
             state.inFlight -= completions.count
             state.completedCount &+= UInt64(completions.count)
             state.connectionsOpened += opened
+            state.wireSends &+= sends
             state.completed.append(contentsOf: completions)
             if finished { state.loopFinished = true }
             if let consumer = state.consumer, !state.completed.isEmpty || state.loopFinished {
@@ -284,7 +329,8 @@ final class TransferLoop: @unchecked Sendable {
     static func unsent(_ request: TransportRequest, code: Int32, result: TransportResult = .failed) -> TransportResponse {
         TransportResponse(
             slot: request.slot, result: result, status: 0, headers: .none([]), body: [],
-            bodyTruncated: false, curlCode: code, mayHaveBeenDelivered: false, httpVersion: 0
+            bodyTruncated: false, curlCode: code, mayHaveBeenDelivered: false, httpVersion: 0,
+            wireSends: 0, provenUnprocessed: true, curlErrorDetail: nil
         )
     }
 
@@ -293,32 +339,60 @@ final class TransferLoop: @unchecked Sendable {
     private func makeSlot() -> TransferSlot? {
         guard let easy = curl_easy_init() else { return nil }
         let slot = TransferSlot(easy: easy, limits: limits)
+        guard setBaseOptions(slot) else {
+            curl_easy_cleanup(easy)
+            return nil
+        }
+        slots.append(slot)
+        return slot
+    }
+
+    /// Gives `slot` a fresh easy handle. libcurl 7.88 keeps its resend budget (5, reset only
+    /// by `curl_easy_reset`) and a refused-stream flag (cleared by nothing) per handle, so a
+    /// reused handle would resend less, or resend a request a later failure makes it believe
+    /// refused. False (and the slot is dropped) when no handle can be made.
+    private func renew(_ slot: TransferSlot) -> Bool {
+        curl_easy_cleanup(slot.easy)
+        if let easy = curl_easy_init() {
+            slot.easy = easy
+            if setBaseOptions(slot) { return true }
+            curl_easy_cleanup(easy)
+        }
+        slots.removeAll { $0 === slot }
+        return false
+    }
+
+    private func setBaseOptions(_ slot: TransferSlot) -> Bool {
+        let easy = slot.easy
         var ok = true
         func set(_ option: CURLoption, _ value: Int) { ok = ok && ccurl_easy_setopt_long(easy, option, value) == CURLE_OK }
         set(CURLOPT_NOSIGNAL, 1)
         // Wait for a connection that can multiplex rather than open one per transfer.
         set(CURLOPT_PIPEWAIT, 1)
         // HTTP/2 negotiated by ALPN over TLS only: 7.88's h2c prior knowledge breaks on reuse.
+        // 7.88 falls back to HTTP/1.1 when ALPN does not give h2: the pre-request callback
+        // refuses such a connection before the request is written.
         set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         set(CURLOPT_SSL_VERIFYPEER, 1)
         set(CURLOPT_SSL_VERIFYHOST, 2)
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
         ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK
-        if let trustAnchors {
-            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, trustAnchors.bundlePath) == CURLE_OK
+        if let path = caBundle.caInfo {
+            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, path) == CURLE_OK
         }
+        if caBundle.clearCAPath {
+            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil) == CURLE_OK
+        }
+        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(slot.errorBuffer)) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_prereq_callback(easy, CURLOPT_PREREQFUNCTION, transferSlotPrerequest) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, slot.opaque) == CURLE_OK
         ok = ok && ccurl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, transferSlotWriteBody) == CURLE_OK
         ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, slot.opaque) == CURLE_OK
         ok = ok && ccurl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, transferSlotHeaderLine) == CURLE_OK
         ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, slot.opaque) == CURLE_OK
         ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, slot.opaque) == CURLE_OK
-        guard ok else {
-            curl_easy_cleanup(easy)
-            return nil
-        }
-        slots.append(slot)
-        return slot
+        return ok
     }
 
     /// The per-request options; the body is passed without a copy.

@@ -13,16 +13,46 @@ public struct TransportResponse: Sendable {
     public let bodyTruncated: Bool
     /// libcurl's `CURLcode` (0 = CURLE_OK; 28 = timed out).
     public let curlCode: Int32
-    /// The request may have reached the server: it was at least partly written (or answered).
-    /// False only when it certainly was not (never started, or refused before being written), so
-    /// a resend of a request with this flag set must be marked a possible duplicate.
+    /// Some copy of the request may have reached the server and been processed: one was
+    /// written (`wireSends` > 0) and not every written copy is proven unprocessed, or it was
+    /// answered. False only when it certainly was not processed (never written, refused before
+    /// being written, or its only copy proven refused), so a resend of a request with this flag
+    /// set must be marked a possible duplicate.
     public let mayHaveBeenDelivered: Bool
     /// The HTTP version of the response as curl reports it (`CURL_HTTP_VERSION_2_0` = 3), 0 when
     /// none.
     public let httpVersion: Int
+    /// How many times this request went on the wire: libcurl was about to write it on a
+    /// connection (`CURLOPT_PREREQFUNCTION`), counting libcurl's own silent resends on a new
+    /// connection (after a stream was refused, after a GOAWAY, or after the connection died under
+    /// it, up to 5 per request). 0 when it was never written. The sum over all responses is what
+    /// a server could have received: a send counts once handed to the connection, even if the
+    /// connection died before the server read it.
+    public let wireSends: Int
+    /// The server did not process the request's last send, provably: it was never written
+    /// (`wireSends` == 0), or libcurl 7.88 reports its stream refused (RST_STREAM
+    /// REFUSED_STREAM, or above a GOAWAY's last-stream-id) after it stopped resending. libcurl
+    /// 7.88 resends refused streams itself and cannot tell those resends from resends after a
+    /// lost connection (docs/delivery.md), so a refused stream libcurl resent shows as
+    /// `wireSends` > 1, not as this flag. Never true for a `.response`.
+    public let provenUnprocessed: Bool
+    /// libcurl's own message for this request (`CURLOPT_ERRORBUFFER`: its first error across
+    /// every send, e.g. "SSL certificate problem: certificate has expired"), or for `.notHTTP2`
+    /// the transport's sentence naming the server and the protocol it chose. At most 255 bytes of
+    /// printable ASCII (other bytes become "?"); nil when libcurl wrote none.
+    public let curlErrorDetail: String?
+
+    /// libcurl sent this request more than once by itself (`wireSends` > 1). A response to it
+    /// may be a second delivery: libcurl 7.88 cannot say whether the earlier copies were refused
+    /// or lost with a connection after the server processed them.
+    public var resentByLibcurl: Bool { wireSends > 1 }
 
     /// libcurl's text for `curlCode`, for messages.
     public var curlErrorDescription: String { CurlText.description(of: curlCode) }
+
+    /// What went wrong, for messages: `curlErrorDetail` when libcurl said more than its code's
+    /// text, else that text.
+    public var problemDescription: String { curlErrorDetail ?? curlErrorDescription }
 }
 
 /// How a transfer ended, before any provider's meaning is given to the status.
@@ -37,6 +67,10 @@ public enum TransportResult: Sendable, Equatable {
     case timedOut
     /// Any other curl failure (connection refused, TLS verification, name resolution…).
     case failed
+    /// The server's TLS connection did not negotiate HTTP/2 (ALPN gave http/1.1 or nothing): the
+    /// request was refused before it was written (`wireSends` counts only earlier sends on h2
+    /// connections). `curlErrorDetail` names the server and what it chose.
+    case notHTTP2
     /// Shutdown cancelled the request before it completed.
     case cancelled
 }

@@ -37,6 +37,7 @@ struct TransportState {
     var submitted: UInt64 = 0
     var completedCount: UInt64 = 0
     var connectionsOpened = 0
+    var wireSends: UInt64 = 0
 
     init(capacity: Int) { self.capacity = capacity }
 
@@ -95,4 +96,7 @@ public struct TransportCounters: Sendable, Equatable {
     public let completed: UInt64
     /// New connections curl opened (the sum of `CURLINFO_NUM_CONNECTS` over completed transfers).
     public let connectionsOpened: Int
+    /// Times libcurl put a completed request on a connection, its own resends included (the sum
+    /// of `TransportResponse.wireSends` over completed requests).
+    public let wireSends: UInt64
 }

@@ -4,14 +4,15 @@ import Foundation
 ///
 /// `CURLOPT_CAINFO` replaces libcurl's default bundle, so pointing it at `ca_file` alone would
 /// stop trusting the public roots. We write one combined PEM file instead: the system bundle
-/// libcurl was built with, then `ca_file`, and give that to `CURLOPT_CAINFO` (the system CA
-/// directory, `CURLOPT_CAPATH`, stays as built). A file rather than `CURLOPT_CAINFO_BLOB`:
-/// libcurl compares blobs byte by byte each time it considers reusing a connection and does not
-/// cache a blob's parsed store, while a path is compared as a short string and its store is
-/// cached per multi handle. The file is private to the process (0600, exclusive create) and
-/// removed when the transport shuts down.
+/// libcurl was built with, then `ca_file`, and give that to `CURLOPT_CAINFO`. A file rather than
+/// `CURLOPT_CAINFO_BLOB`: libcurl compares blobs byte by byte each time it considers reusing a
+/// connection and never caches a blob's parsed store, while a file's store is cached per multi
+/// handle (see `CABundleChoice`). The file is private to the process (0600, exclusive create)
+/// and removed when the transport shuts down.
 final class TrustAnchors: Sendable {
     let bundlePath: String
+    /// The combined file holds the system bundle too (false when it could not be read).
+    let includesSystemBundle: Bool
 
     private static let maxFileBytes = 8 << 20
 
@@ -21,6 +22,9 @@ final class TrustAnchors: Sendable {
         if let systemBundlePath, let system = try? Self.readPEM(systemBundlePath) {
             combined.append(contentsOf: system)
             combined.append(UInt8(ascii: "\n"))
+            includesSystemBundle = true
+        } else {
+            includesSystemBundle = false
         }
         combined.append(contentsOf: extra)
         combined.append(UInt8(ascii: "\n"))
@@ -70,5 +74,32 @@ final class TrustAnchors: Sendable {
             return path
         }
         throw TransportError.trustAnchors(path: directory, problem: "cannot create a unique combined bundle")
+    }
+}
+
+/// Which CA file and directory each easy handle names, chosen so the bundle is parsed once per
+/// transport rather than once per connection.
+///
+/// libcurl 7.87+ (OpenSSL) caches the parsed CA store in the multi handle for
+/// `CURLOPT_CA_CACHE_TIMEOUT` (24 h by default), but only when the store comes from a CA file
+/// alone: any CA directory disables the cache. Debian's libcurl is built with
+/// `CURLOPT_CAPATH` = /etc/ssl/certs, so as built it re-reads and re-parses the whole bundle on
+/// every new connection (measured with strace: one open of the bundle per connection). The
+/// bundle file holds the same roots as that directory (update-ca-certificates writes both), so
+/// the directory is dropped whenever the file is there.
+struct CABundleChoice {
+    /// `CURLOPT_CAINFO`; nil keeps libcurl's built-in bundle.
+    let caInfo: String?
+    /// Set `CURLOPT_CAPATH` to none, which lets libcurl cache the store.
+    let clearCAPath: Bool
+
+    init(trustAnchors: TrustAnchors?, defaultBundlePath: String? = CurlGlobal.defaultCABundlePath) {
+        if let trustAnchors {
+            caInfo = trustAnchors.bundlePath
+            clearCAPath = trustAnchors.includesSystemBundle
+        } else {
+            caInfo = nil
+            clearCAPath = defaultBundlePath.map { FileManager.default.isReadableFile(atPath: $0) } ?? false
+        }
     }
 }
