@@ -194,7 +194,7 @@ struct APNsLaneTests {
         }
     }
 
-    @Test("a refused stream (REFUSED_STREAM) is resent and sent, and is not a possible duplicate: the server did not process it")
+    @Test("a refused stream (REFUSED_STREAM) is resent by libcurl and sent once; two attempts, marked a possible duplicate (7.88 resends a refused stream and a dead connection's alike)")
     func refusedStream() async throws {
         let tokens = (0..<3).map(TestCampaign.apnsToken)
         try await withLaneHarness({ configuration in
@@ -205,7 +205,10 @@ struct APNsLaneTests {
             #expect(run.violations.isEmpty)
             let outcome = try #require(run.outcome(0))
             #expect(outcome.kind == .sent)
-            #expect(!outcome.possibleDuplicate)
+            // What the server received: two requests. libcurl 7.88 cannot say why it resent one
+            // (docs/libcurl-7.88.md), so the earlier copy counts as possibly processed.
+            #expect(outcome.attempts == 2)
+            #expect(outcome.possibleDuplicate)
             let history = harness.emulator.stats().apns.tokens[tokens[0]]
             #expect(history?.answers == ["refused_stream", "200"])
             #expect(history?.delivered == 1)

@@ -25,11 +25,20 @@ struct LaneConnectionTests {
                 // Delivered twice only when the lane said it might be.
                 #expect(delivered == 1 || (delivered == 2 && outcome.possibleDuplicate), "\(tag)")
             }
-            // A stream cut while the connection closes may have been processed: it is resent
-            // once and marked; marking one that was not delivered twice is the safe side.
-            let marked = run.settled.values.filter { $0.outcome.possibleDuplicate }.count
-            #expect(stats.fcm.delivered - 300 <= marked)
-            #expect(marked <= 15)
+            // libcurl resends the streams above a GOAWAY's last id by itself, and 7.88 cannot
+            // say why it resent one: every request that went out twice is marked (the safe
+            // side), and only those.
+            let marked = run.settled.values.filter { $0.outcome.possibleDuplicate }
+            #expect(stats.fcm.delivered - 300 <= marked.count)
+            #expect(marked.allSatisfy { $0.outcome.attempts >= 2 })
+            // Attempts count every copy libcurl wrote; a copy written above a GOAWAY's last id
+            // reaches the server but is not processed (the emulator does not count it). So the
+            // report is never below what the server processed, and the excess is all in copies
+            // of marked requests.
+            let reported = run.settled.values.reduce(0) { $0 + $1.outcome.attempts }
+            #expect(run.report?.attempts == reported)
+            #expect(reported >= stats.fcm.requests)
+            #expect(reported - stats.fcm.requests <= marked.reduce(0) { $0 + $1.outcome.attempts - 1 })
         }
     }
 

@@ -171,6 +171,9 @@ struct LaneFaultRunTests {
         let report = try #require(run.report)
         let attempts = run.settled.values.reduce(0) { $0 + ($1.outcome.kind == .invalidToken ? 1 : $1.outcome.attempts) }
         #expect(report.attempts == attempts)
-        #expect(report.retries == attempts - tokens.count)
+        // Attempts are what reached the server, libcurl's own re-sends of refused streams
+        // included; retries are the re-sends the lane decided.
+        #expect(report.attempts == stats.requests)
+        #expect(report.retries <= attempts - tokens.count)
     }
 }

@@ -394,6 +394,17 @@ struct LaneStateMachineTests {
         #expect(lane.machine.wireSends == reported)
     }
 
+    @Test("a server that does not speak HTTP/2 (refused before anything was written) stops the provider, naming it")
+    func notHTTP2Stops() {
+        var lane = LaneMachineDriver(count: 5)
+        lane.offerAll()
+        lane.answer(status: 0, result: .notHTTP2, wireSends: 0, mayHaveBeenDelivered: false)
+        #expect(lane.machine.stoppedBecause?.contains("stopping this provider") == true)
+        #expect(lane.settled.values.allSatisfy { $0.outcome == .failed(reason: "provider_stopped", httpStatus: 0, attempts: 0) })
+        #expect(lane.allSettled)
+        #expect(lane.machine.wireSends == 0)
+    }
+
     @Test("drain: what is queued or waiting for a retry settles run_stopped now; in-flight answers still count; then the lane ends")
     func drain() {
         var lane = LaneMachineDriver(count: 30, connections: 1, streams: 5)

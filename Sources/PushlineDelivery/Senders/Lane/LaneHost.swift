@@ -307,8 +307,9 @@ extension LaneStateMachine.Completion {
             slot: response.slot, result: response.result, status: response.status, body: response.body,
             apnsID: response.headers["apns-id"].map { Array($0.utf8) },
             retryAfter: response.headers["retry-after"].map { Array($0.utf8) },
-            curlCode: response.curlCode, curlErrorDescription: response.curlErrorDescription,
-            mayHaveBeenDelivered: response.mayHaveBeenDelivered || (response.result == .response && response.status > 0)
+            curlCode: response.curlCode, curlErrorDescription: response.problemDescription,
+            mayHaveBeenDelivered: response.mayHaveBeenDelivered, wireSends: response.wireSends,
+            provenUnprocessed: response.provenUnprocessed
         )
     }
 }

@@ -366,6 +366,13 @@ struct LaneStateMachine {
                 settle(item, reason.outcome(attempts: item.wireSends, status: item.lastStatus), now: now, into: &actions)
                 continue
             }
+            if completion.result == .notHTTP2 {
+                // Refused before a byte of the request was written: the endpoint is not an
+                // HTTP/2 server (APNs and FCM v1 speak nothing else).
+                stop("\(Self.name(provider)): \(completion.curlErrorDescription); check endpoint; stopping this provider", now: now, into: &actions)
+                settle(item, StopReason.providerStopped.outcome(attempts: item.wireSends, status: 0), now: now, into: &actions)
+                continue
+            }
             let classification = classify(completion)
             item.lastStatus = classification.status
             noteAnswer(classification, completion: completion, now: now, into: &actions)
