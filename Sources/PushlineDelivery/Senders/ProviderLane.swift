@@ -10,7 +10,8 @@ import PushlineCore
 /// - the reader: hands each batch of completions to the core, which classifies them and emits
 ///   the events.
 ///
-/// Call `finish()` or `cancel()` once: until then the tasks wait for work.
+/// Call `finish()` or `cancel()` once (`drain()` may come before either): until then the tasks
+/// wait for work.
 final class ProviderLane: DeliveryLane {
     let provider: Provider
     let events: AsyncStream<[SendEvent]>
@@ -72,6 +73,10 @@ final class ProviderLane: DeliveryLane {
 
     func finish() async {
         await core.finish()
+    }
+
+    func drain() async {
+        await core.drain()
     }
 
     func cancel() async {

@@ -72,6 +72,9 @@ actor LaneCore {
 
     private var stoppedBecause: String?
     private var cancelled = false
+    /// `drain()` came (the run is stopping): nothing new starts, and every request that will
+    /// get no answer settles as unsent (`run_stopped`), not failed, unless the provider stopped.
+    private var draining = false
     private var finishing = false
     private var done = false
     private var ended = false
@@ -118,6 +121,15 @@ actor LaneCore {
     /// waits while the queue or the retry heap is full.
     func enqueue(_ requests: [OutgoingRequest]) async {
         guard !requests.isEmpty else { return }
+        if draining, stoppedBecause == nil {
+            var events: [SendEvent] = []
+            events.reserveCapacity(requests.count)
+            for request in requests {
+                settle(LaneItem(request), .unsent(attempts: 0, possibleDuplicate: false), now: nil, into: &events)
+            }
+            emit(events)
+            return
+        }
         if stoppedBecause != nil || cancelled || done {
             let reason = cancelled || done ? LaneFailureReason.cancelled : LaneFailureReason.providerStopped
             var events: [SendEvent] = []
@@ -130,7 +142,7 @@ actor LaneCore {
         }
         for request in requests { queue.append(LaneItem(request)) }
         signalPump()
-        while isFull, stoppedBecause == nil, !cancelled, !done {
+        while isFull, stoppedBecause == nil, !cancelled, !done, !draining {
             await withCheckedContinuation { sendWaiters.append($0) }
         }
     }
@@ -225,6 +237,15 @@ actor LaneCore {
         pumpHolding -= items.count
         for _ in items { limit.release() }
         let now = clock.now()
+        if draining {
+            // Stopping: no credential retry; the items were never sent with this credential.
+            var events: [SendEvent] = []
+            for item in items { settle(item, unsentOutcome(item), now: now, into: &events) }
+            emit(events)
+            if case .fatal(let message) = failure { stop(message) }
+            checkDone()
+            return
+        }
         switch failure {
         case .fatal(let message):
             for item in items { queue.append(item) }
@@ -260,6 +281,11 @@ actor LaneCore {
         let now = clock.now()
         let authorization = credential.headerLine
         for var item in items {
+            if draining, stoppedBecause == nil {
+                limit.release()
+                settle(item, unsentOutcome(item), now: now, into: &events)
+                continue
+            }
             if stoppedBecause != nil || cancelled {
                 limit.release()
                 settle(item, .failed(reason: cancelled ? LaneFailureReason.cancelled : LaneFailureReason.providerStopped, httpStatus: item.lastStatus, attempts: item.attempts), now: now, into: &events)
@@ -298,6 +324,11 @@ actor LaneCore {
         for slot in slots {
             guard let item = inFlight.removeValue(forKey: slot) else { continue }
             limit.release()
+            if draining, stoppedBecause == nil {
+                // `dispatch` counted a send the transport never took.
+                settle(item, unsentOutcome(item, attempts: item.attempts - 1), now: now, into: &events)
+                continue
+            }
             let reason = stoppedBecause != nil && !cancelled ? LaneFailureReason.providerStopped : LaneFailureReason.cancelled
             settle(item, .failed(reason: reason, httpStatus: item.lastStatus, attempts: item.attempts), now: now, into: &events)
         }
@@ -317,7 +348,14 @@ actor LaneCore {
             guard var item = inFlight.removeValue(forKey: response.slot) else { continue }
             limit.release()
             if response.result == .cancelled {
-                settle(item, .failed(reason: LaneFailureReason.cancelled, httpStatus: item.lastStatus, attempts: item.attempts), now: now, into: &events)
+                // Cancelled after it may have reached the provider: the device may have been
+                // notified, so the outcome says so (a resend would be a possible duplicate).
+                if draining {
+                    settle(item, unsentOutcome(item, mayHaveBeenDelivered: response.mayHaveBeenDelivered), now: now, into: &events)
+                } else {
+                    let duplicate = response.mayHaveBeenDelivered || (item.retry?.possibleDuplicate ?? false)
+                    settle(item, .failed(reason: LaneFailureReason.cancelled, httpStatus: item.lastStatus, attempts: item.attempts, possibleDuplicate: duplicate), now: now, into: &events)
+                }
                 continue
             }
             let classification = classify(response)
@@ -365,7 +403,9 @@ actor LaneCore {
         now: DeliveryInstant, unixTime: Int64, into events: inout [SendEvent]
     ) {
         var item = item
-        if stoppedBecause != nil || cancelled {
+        // Cancelled while draining: decided below, so it settles unsent (or failed if its retry
+        // budget is spent anyway).
+        if stoppedBecause != nil || (cancelled && !draining) {
             let reason = cancelled ? LaneFailureReason.cancelled : LaneFailureReason.providerStopped
             settle(item, .failed(reason: reason, httpStatus: classification.status, attempts: item.attempts), now: now, into: &events)
             return
@@ -375,6 +415,10 @@ actor LaneCore {
         let decision = settings.retry.decide(after: failure, state: &state, now: now, unixTime: unixTime, random: &random)
         item.retry = state
         switch decision {
+        case .retry where draining:
+            // Stopping: the retry is not made; the device is unsent (its state knows whether an
+            // attempt may have been delivered).
+            settle(item, unsentOutcome(item), now: now, into: &events)
         case .retry(let at, _):
             if !item.deferred {
                 // The batch may go back to the pool: keep this request's own copy.
@@ -403,7 +447,9 @@ actor LaneCore {
             let now = clock.now()
             switch decision {
             case .resend:
-                if stoppedBecause != nil || cancelled {
+                if draining, stoppedBecause == nil {
+                    settle(item, unsentOutcome(item), now: now, into: &events)
+                } else if stoppedBecause != nil || cancelled {
                     let reason = cancelled ? LaneFailureReason.cancelled : LaneFailureReason.providerStopped
                     settle(item, .failed(reason: reason, httpStatus: classification.status, attempts: item.attempts), now: now, into: &events)
                 } else if item.attempts >= settings.retry.maximumAttempts {
@@ -496,10 +542,38 @@ actor LaneCore {
     func cancel() {
         guard !cancelled, !done else { return }
         cancelled = true
+        // After `drain()` nothing waits any more (it all settled as unsent).
         failWaiting(reason: LaneFailureReason.cancelled)
         releaseSendWaiters(all: true)
         signalPump()
         checkDone()
+    }
+
+    /// Graceful stop (`DeliveryLane.drain()`): what is queued or waiting for a retry settles as
+    /// unsent now, later requests at once; what is in flight gets its answer. The lane ends at
+    /// `finish()` (or `cancel()`) as usual: until then requests may still come, and their events
+    /// must have a stream to go to.
+    func drain() {
+        guard !draining else { return }
+        draining = true
+        if stoppedBecause == nil {
+            var events: [SendEvent] = []
+            let now = clock.now()
+            for item in queue.removeAll() + retries.removeAll() {
+                settle(item, unsentOutcome(item), now: now, into: &events)
+            }
+            emit(events)
+        }
+        releaseSendWaiters(all: true)
+        signalPump()
+        checkDone()
+    }
+
+    /// A request that will not get an answer because the run is stopping. `attempts`: sends
+    /// made (the item's own count unless told otherwise).
+    private func unsentOutcome(_ item: LaneItem, attempts: Int? = nil, mayHaveBeenDelivered: Bool = false) -> DeliveryOutcome {
+        let duplicate = mayHaveBeenDelivered || (item.retry?.possibleDuplicate ?? false)
+        return .unsent(attempts: Swift.max(0, attempts ?? item.attempts), possibleDuplicate: duplicate)
     }
 
     /// No more requests: ends once everything has settled.
@@ -532,7 +606,11 @@ actor LaneCore {
         var events: [SendEvent] = []
         let now = clock.now()
         for item in inFlight.values {
-            settle(item, .failed(reason: LaneFailureReason.cancelled, httpStatus: item.lastStatus, attempts: item.attempts), now: now, into: &events)
+            if draining, stoppedBecause == nil {
+                settle(item, unsentOutcome(item), now: now, into: &events)
+            } else {
+                settle(item, .failed(reason: LaneFailureReason.cancelled, httpStatus: item.lastStatus, attempts: item.attempts), now: now, into: &events)
+            }
         }
         inFlight.removeAll()
         emit(events)
