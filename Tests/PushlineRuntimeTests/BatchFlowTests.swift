@@ -152,8 +152,22 @@ struct BatchSettlementTests {
         await settlement.waitForAdmission()
         let reader = Task { await settlement.waitForAdmission() }
         settlement.open()
-        await reader.value
-        await settlement.waitForAdmission()   // no longer bounded
+        #expect(await reader.value)
+        #expect(await settlement.waitForAdmission())   // no longer bounded
+    }
+
+    /// A stopping run closes the window: a reader waiting for admission is woken and told to
+    /// read no more, and so is every later call, even after `open()`.
+    @Test func closingWakesTheReaderAndAdmitsNothing() async {
+        let settlement = BatchSettlement(window: 1)
+        #expect(await settlement.waitForAdmission())
+        let reader = Task { await settlement.waitForAdmission() }
+        settlement.close()
+        #expect(await reader.value == false)
+        settlement.settle(sequence: 0, lastLine: 10)
+        #expect(await settlement.waitForAdmission() == false)
+        settlement.open()
+        #expect(await settlement.waitForAdmission() == false)
     }
 }
 
