@@ -215,8 +215,8 @@ struct DryRunSettlementTests {
         for key in ["sent_by_provider", "invalid_token_by_reason", "failed_by_reason"] { #expect((devices[key] as? [String: Any])?.isEmpty == true, "\(key)") }
         #expect(devices["written"] as? Int == 960 && devices["skipped"] as? Int == 480)
         let providers = try #require(summary["providers"] as? [String: [String: Int]])
-        #expect(providers["apns"] == ["devices": 480, "written": 480, "sent": 0, "invalid_token": 0, "rejected": 0, "failed": 0, "skipped": 0])
+        #expect(providers["apns"] == ["devices": 480, "written": 480, "sent": 0, "invalid_token": 0, "rejected": 0, "failed": 0, "skipped": 0, "unsent": 0])
         #expect(providers["webpush"]?["skipped"] == 480)
-        #expect(providers["unrouted"] == ["devices": 480, "written": 0, "sent": 0, "invalid_token": 0, "rejected": 480, "failed": 0, "skipped": 0])
+        #expect(providers["unrouted"] == ["devices": 480, "written": 0, "sent": 0, "invalid_token": 0, "rejected": 480, "failed": 0, "skipped": 0, "unsent": 0])
     }
 }
