@@ -25,10 +25,11 @@ import Synchronization
 ///   reaches the (temporary) files at least every `diskFlushInterval`, so a killed run leaves
 ///   its record on disk.
 /// - Stopping (`RunStop`): at the drain, every lane is drained (`DeliveryLane.drain()`: queued
-///   and retrying requests settle as unsent, in-flight ones get their answers); at an immediate
-///   stop (second signal, drain deadline) every lane is cancelled, and what was in flight settles
-///   as unsent too. Batches still coming from the encoder go to the lanes, which settle them as
-///   unsent at once: every device read gets its outcome.
+///   and retrying requests settle as unsent, in-flight ones get their answers), and the requests
+///   of batches still coming from the encoder are settled unsent here, never handed to a lane;
+///   at an immediate stop (second signal, drain deadline) every lane is cancelled after its
+///   feeder's last `send`, and what was in flight settles as unsent too. Every device read gets
+///   its outcome.
 /// - Requests for a provider with no lane settle as failed (`provider_not_configured`);
 ///   providers in `skip` (APNs under `--validate-only`) settle as skipped. None is lost.
 ///
@@ -232,8 +233,8 @@ public actor DeliverySink: RequestSink {
     /// The one line that says the stop began: why, and what is still to settle.
     private func logStop(state: SendState, settlement: BatchSettlement, immediate: Bool) {
         logger.notice("stopping: reading no more; lines read are settled, in-flight requests \(immediate ? "are cancelled" : "may finish")", metadata: [
-            "cause": "\(stop?.cause ?? "a stop request")", "lines_read": "\(state.counts.lines)",
-            "in_flight": "\(state.unsettledInLanes)", "retrying": "\(state.retrying)",
+            "cause": "\(stop?.cause ?? "a stop request")", "lines": "\(state.counts.lines)",
+            "in_lanes": "\(state.unsettledInLanes)", "retrying": "\(state.retrying)",
             "batches_in_flight": "\(settlement.inFlight)",
         ])
     }
