@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Graceful stop: SIGTERM / SIGINT drain the run's stages (docs/output.md, "Stopping a run").
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // The provider emulator: HTTP/2 over TLS (ALPN h2) with SwiftNIO, its keys and certificate.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
@@ -70,6 +72,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -134,7 +138,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "PushlineRuntimeTests", dependencies: ["PushlineRuntime", "PushlineDelivery", "PushlineEmulator", "PushlineTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "PushlineRuntimeTests",
+            dependencies: [
+                "PushlineRuntime", "PushlineDelivery", "PushlineEmulator", "PushlineTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "PushlineEmulatorTests",
             dependencies: [

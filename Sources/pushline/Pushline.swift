@@ -20,7 +20,9 @@ struct Pushline: AsyncParsableCommand {
         Exit codes: 0 done (run: all devices written), 2 the pipeline (or a template) is invalid and
         nothing was read, 3 run finished with rejects (template render: the render failed), 4 the
         audience could not be read to its end (what came before was written), 5 results or standard
-        output could not be written, or the counts did not reconcile, 64 bad command-line usage.
+        output could not be written, the counts did not reconcile, or the output folder holds an
+        unfinished run's results (pass --force), 6 run stopped by SIGTERM / SIGINT (results and
+        summary written), 64 bad command-line usage.
         Every failure prints one line starting with `pushline: error:`.
         """,
         subcommands: [

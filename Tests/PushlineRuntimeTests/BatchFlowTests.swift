@@ -152,8 +152,22 @@ struct BatchSettlementTests {
         await settlement.waitForAdmission()
         let reader = Task { await settlement.waitForAdmission() }
         settlement.open()
-        await reader.value
-        await settlement.waitForAdmission()   // no longer bounded
+        #expect(await reader.value)
+        #expect(await settlement.waitForAdmission())   // no longer bounded
+    }
+
+    /// A stopping run closes the window: a reader waiting for admission is woken and told to
+    /// read no more, and so is every later call, even after `open()`.
+    @Test func closingWakesTheReaderAndAdmitsNothing() async {
+        let settlement = BatchSettlement(window: 1)
+        #expect(await settlement.waitForAdmission())
+        let reader = Task { await settlement.waitForAdmission() }
+        settlement.close()
+        #expect(await reader.value == false)
+        settlement.settle(sequence: 0, lastLine: 10)
+        #expect(await settlement.waitForAdmission() == false)
+        settlement.open()
+        #expect(await settlement.waitForAdmission() == false)
     }
 }
 
@@ -201,8 +215,8 @@ struct DryRunSettlementTests {
         for key in ["sent_by_provider", "invalid_token_by_reason", "failed_by_reason"] { #expect((devices[key] as? [String: Any])?.isEmpty == true, "\(key)") }
         #expect(devices["written"] as? Int == 960 && devices["skipped"] as? Int == 480)
         let providers = try #require(summary["providers"] as? [String: [String: Int]])
-        #expect(providers["apns"] == ["devices": 480, "written": 480, "sent": 0, "invalid_token": 0, "rejected": 0, "failed": 0, "skipped": 0])
+        #expect(providers["apns"] == ["devices": 480, "written": 480, "sent": 0, "invalid_token": 0, "rejected": 0, "failed": 0, "skipped": 0, "unsent": 0])
         #expect(providers["webpush"]?["skipped"] == 480)
-        #expect(providers["unrouted"] == ["devices": 480, "written": 0, "sent": 0, "invalid_token": 0, "rejected": 480, "failed": 0, "skipped": 0])
+        #expect(providers["unrouted"] == ["devices": 480, "written": 0, "sent": 0, "invalid_token": 0, "rejected": 480, "failed": 0, "skipped": 0, "unsent": 0])
     }
 }

@@ -84,6 +84,8 @@ struct CommandLineTests {
         (["run", CommandLineTests.demo, "--workers", "257"], "pushline: error: --workers must be between 1 and 256; got 257 (see --help)"),
         (["run", CommandLineTests.demo, "--workers", "9223372036854775807"], "pushline: error: --workers must be between 1 and 256; got 9223372036854775807 (see --help)"),
         (["run", CommandLineTests.demo, "--workers", "99999999999999999999"], "pushline: error: The value '99999999999999999999' is invalid for '--workers <workers>' (see --help)"),
+        (["run", CommandLineTests.demo, "--drain-timeout", "3601"], "pushline: error: --drain-timeout must be between 0 and 3600 seconds; got 3601 (see --help)"),
+        (["run", CommandLineTests.demo, "--drain-timeout=-1"], "pushline: error: --drain-timeout must be between 0 and 3600 seconds; got -1 (see --help)"),
         (["run", CommandLineTests.demo, "--now", "9223372036854775807"], "pushline: error: --now must be between 0 and 253402300799 (UNIX seconds up to the year 9999); got 9223372036854775807 (see --help)"),
         (["validate", CommandLineTests.demo, "--now", "253402300800"], "pushline: error: --now must be between 0 and 253402300799 (UNIX seconds up to the year 9999); got 253402300800 (see --help)"),
         (["render", CommandLineTests.demo, "--line", "1", "--now=-1"], "pushline: error: --now must be between 0 and 253402300799 (UNIX seconds up to the year 9999); got -1 (see --help)"),

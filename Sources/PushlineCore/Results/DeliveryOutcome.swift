@@ -16,6 +16,11 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
         case failed
         /// Deliberately not addressed (not targeted, shard, dedupe, quiet hours).
         case skipped
+        /// Read, but the run was stopped (SIGTERM / SIGINT) before the provider answered for it:
+        /// never sent, waiting for a retry, or cancelled in flight. `unsent.ndjson` lists them so
+        /// a later run can send them (`possibleDuplicate` when an attempt may have reached the
+        /// provider).
+        case unsent
     }
 
     private enum Storage: Sendable, Equatable {
@@ -23,8 +28,9 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
         case sent(providerID: String?, attempts: Int, possibleDuplicate: Bool)
         case invalidToken(reason: String, timestamp: Int64?)
         case rejected(RejectReason)
-        case failed(reason: String, httpStatus: Int, attempts: Int)
+        case failed(reason: String, httpStatus: Int, attempts: Int, possibleDuplicate: Bool)
         case skipped(SkipReason)
+        case unsent(reason: String, attempts: Int, possibleDuplicate: Bool)
     }
 
     private let storage: Storage
@@ -50,8 +56,22 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
     /// `httpStatus`: the last response's status, 0 when there was none (timeout, reset).
     /// `attempts`: sends made, 0 when the request never reached the wire (its provider stopped,
     /// the run was cancelled, no sender for its provider).
-    public static func failed(reason: String, httpStatus: Int, attempts: Int) -> Self {
-        DeliveryOutcome(storage: .failed(reason: reason, httpStatus: httpStatus, attempts: max(0, attempts)))
+    /// `possibleDuplicate`: an attempt may have reached the provider although none was answered
+    /// with success (a request cancelled in flight), so the device may have been notified.
+    public static func failed(reason: String, httpStatus: Int, attempts: Int, possibleDuplicate: Bool = false) -> Self {
+        DeliveryOutcome(storage: .failed(reason: reason, httpStatus: httpStatus, attempts: max(0, attempts), possibleDuplicate: possibleDuplicate))
+    }
+
+    /// The reason code of a device the run read but did not get an answer for because it was
+    /// stopped (SIGTERM / SIGINT).
+    public static let runStoppedReason = "run_stopped"
+
+    /// A device the run read but did not settle with its provider because the run was stopped.
+    /// `attempts`: sends made (0: never sent; more: it was waiting for a retry or was cancelled in
+    /// flight). `possibleDuplicate`: an attempt may have reached the provider, so sending it again
+    /// may notify the device twice.
+    public static func unsent(reason: String = runStoppedReason, attempts: Int, possibleDuplicate: Bool) -> Self {
+        DeliveryOutcome(storage: .unsent(reason: reason, attempts: max(0, attempts), possibleDuplicate: possibleDuplicate))
     }
 
     public static func skipped(_ reason: SkipReason) -> Self {
@@ -66,6 +86,7 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
         case .rejected: .rejected
         case .failed: .failed
         case .skipped: .skipped
+        case .unsent: .unsent
         }
     }
 
@@ -76,8 +97,9 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
         case .written, .sent: nil
         case .invalidToken(let reason, _): reason
         case .rejected(let reason): reason.code
-        case .failed(let reason, _, _): reason
+        case .failed(let reason, _, _, _): reason
         case .skipped(let reason): reason.code
+        case .unsent(let reason, _, _): reason
         }
     }
 
@@ -86,22 +108,26 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
-    /// Attempts made (sent and failed; 0 for the others).
+    /// Attempts made (sent, failed and unsent; 0 for the others).
     public var attempts: Int {
         switch storage {
-        case .sent(_, let attempts, _), .failed(_, _, let attempts): attempts
+        case .sent(_, let attempts, _), .failed(_, _, let attempts, _), .unsent(_, let attempts, _): attempts
         default: 0
         }
     }
 
+    /// An attempt may have reached the provider besides the one that counts: a sent request that
+    /// was resent, or a failed or unsent one that may have been delivered.
     public var possibleDuplicate: Bool {
-        if case .sent(_, _, true) = storage { return true }
-        return false
+        switch storage {
+        case .sent(_, _, let duplicate), .failed(_, _, _, let duplicate), .unsent(_, _, let duplicate): duplicate
+        default: false
+        }
     }
 
     /// The HTTP status of a failure (0: no response).
     public var httpStatus: Int? {
-        if case .failed(_, let status, _) = storage { return status }
+        if case .failed(_, let status, _, _) = storage { return status }
         return nil
     }
 
@@ -127,8 +153,11 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
             "sent (\(id ?? "no id"), \(attempts) attempt\(attempts == 1 ? "" : "s")\(duplicate ? ", possible duplicate" : ""))"
         case .invalidToken(let reason, let timestamp): "invalid token (\(reason)\(timestamp.map { ", since \($0)" } ?? ""))"
         case .rejected(let reason): "rejected (\(reason))"
-        case .failed(let reason, let status, let attempts): "failed (\(reason), status \(status), \(attempts) attempts)"
+        case .failed(let reason, let status, let attempts, let duplicate):
+            "failed (\(reason), status \(status), \(attempts) attempts\(duplicate ? ", possible duplicate" : ""))"
         case .skipped(let reason): "skipped (\(reason.code))"
+        case .unsent(let reason, let attempts, let duplicate):
+            "unsent (\(reason), \(attempts) attempts\(duplicate ? ", possible duplicate" : ""))"
         }
     }
 }

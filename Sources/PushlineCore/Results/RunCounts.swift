@@ -1,5 +1,6 @@
 /// Outcomes of the devices of one provider (or of devices no provider was found for).
-/// `devices = written + sent + invalidToken + rejected + failed + skipped` once every device settled.
+/// `devices = written + sent + invalidToken + rejected + failed + skipped + unsent` once every
+/// device settled.
 public struct OutcomeCounts: Sendable, Equatable {
     public var devices = 0
     public var written = 0
@@ -8,10 +9,11 @@ public struct OutcomeCounts: Sendable, Equatable {
     public var rejected = 0
     public var failed = 0
     public var skipped = 0
+    public var unsent = 0
 
     public init() {}
 
-    public var settled: Int { written + sent + invalidToken + rejected + failed + skipped }
+    public var settled: Int { written + sent + invalidToken + rejected + failed + skipped + unsent }
     public var reconciles: Bool { devices == settled }
     public var isZero: Bool { self == OutcomeCounts() }
 
@@ -24,6 +26,7 @@ public struct OutcomeCounts: Sendable, Equatable {
             case .rejected: rejected
             case .failed: failed
             case .skipped: skipped
+            case .unsent: unsent
             }
         }
         set {
@@ -34,6 +37,7 @@ public struct OutcomeCounts: Sendable, Equatable {
             case .rejected: rejected = newValue
             case .failed: failed = newValue
             case .skipped: skipped = newValue
+            case .unsent: unsent = newValue
             }
         }
     }
@@ -46,13 +50,14 @@ public struct OutcomeCounts: Sendable, Equatable {
         rejected += other.rejected
         failed += other.failed
         skipped += other.skipped
+        unsent += other.unsent
     }
 }
 
 /// What happened to every input line and device: the numbers a run reconciles.
 ///
 /// Every device ends in exactly one `DeliveryOutcome` (written, sent, invalid token, rejected,
-/// failed, skipped); every line is either routed (its devices counted) or rejected whole. Totals
+/// failed, skipped, unsent); every line is either routed (its devices counted) or rejected whole. Totals
 /// are kept by reason, and per provider in `byProvider` (devices whose provider was never known,
 /// such as an unknown platform, in `unrouted`).
 public struct RunCounts: Sendable, Equatable {
@@ -77,6 +82,9 @@ public struct RunCounts: Sendable, Equatable {
     public var failed: [String: Int] = [:]
     /// Devices deliberately not addressed, per reason code.
     public var skipped: [String: Int] = [:]
+    /// Devices read but not settled with their provider because the run was stopped, per reason
+    /// (`run_stopped`).
+    public var unsent: [String: Int] = [:]
     /// Every outcome again, per provider (the per-provider reconciliation).
     public var byProvider: [Provider: OutcomeCounts] = [:]
     /// Devices rejected before a provider was known (unknown platform, invalid device entry).
@@ -85,6 +93,9 @@ public struct RunCounts: Sendable, Equatable {
     public var truncated = 0
     /// Sent requests resent after an attempt that may have reached the provider.
     public var possibleDuplicates = 0
+    /// Failed or unsent devices an attempt of which may have reached the provider (a request
+    /// cancelled in flight): sending them again may notify them twice.
+    public var possiblyDelivered = 0
 
     public init() {}
 
@@ -94,10 +105,11 @@ public struct RunCounts: Sendable, Equatable {
     public var rejectedTotal: Int { rejected.values.reduce(0, +) }
     public var failedTotal: Int { failed.values.reduce(0, +) }
     public var skippedTotal: Int { skipped.values.reduce(0, +) }
+    public var unsentTotal: Int { unsent.values.reduce(0, +) }
 
     /// Devices with an outcome.
     public var settledTotal: Int {
-        writtenTotal + sentTotal + invalidTokenTotal + rejectedTotal + failedTotal + skippedTotal
+        writtenTotal + sentTotal + invalidTokenTotal + rejectedTotal + failedTotal + skippedTotal + unsentTotal
     }
 
     /// Lines and devices add up in total: every device has exactly one outcome.
@@ -118,6 +130,7 @@ public struct RunCounts: Sendable, Equatable {
             && perProvider.written == writtenTotal && perProvider.sent == sentTotal
             && perProvider.invalidToken == invalidTokenTotal && perProvider.rejected == rejectedTotal
             && perProvider.failed == failedTotal && perProvider.skipped == skippedTotal
+            && perProvider.unsent == unsentTotal
     }
 
     /// Counts a device found in a routed line (its outcome is recorded separately, now or when
@@ -130,7 +143,9 @@ public struct RunCounts: Sendable, Equatable {
     /// Records the outcome of a device already counted by `countDevice` (same provider).
     public mutating func record(_ outcome: DeliveryOutcome, provider: Provider?) {
         record(outcome.kind, reason: outcome.reasonCode, provider: provider, count: 1)
-        if outcome.possibleDuplicate { possibleDuplicates += 1 }
+        if outcome.possibleDuplicate {
+            if outcome.kind == .sent { possibleDuplicates += 1 } else { possiblyDelivered += 1 }
+        }
     }
 
     /// Records `count` outcomes of one kind at once (a batch's written requests).
@@ -143,6 +158,7 @@ public struct RunCounts: Sendable, Equatable {
         case .rejected: ReasonTally.add(count, to: reason ?? "unknown", in: &rejected)
         case .failed: ReasonTally.add(count, to: reason ?? "unknown", in: &failed)
         case .skipped: ReasonTally.add(count, to: reason ?? "unknown", in: &skipped)
+        case .unsent: ReasonTally.add(count, to: reason ?? "unknown", in: &unsent)
         }
         if let provider { byProvider[provider, default: OutcomeCounts()][kind] += count } else { unrouted[kind] += count }
     }
@@ -154,12 +170,14 @@ public struct RunCounts: Sendable, Equatable {
         devices += other.devices
         truncated += other.truncated
         possibleDuplicates += other.possibleDuplicates
+        possiblyDelivered += other.possiblyDelivered
         for (k, v) in other.written { written[k, default: 0] += v }
         for (k, v) in other.sent { sent[k, default: 0] += v }
         ReasonTally.merge(other.invalidTokens, into: &invalidTokens)
         ReasonTally.merge(other.rejected, into: &rejected)
         ReasonTally.merge(other.failed, into: &failed)
         ReasonTally.merge(other.skipped, into: &skipped)
+        ReasonTally.merge(other.unsent, into: &unsent)
         for (k, v) in other.byProvider { byProvider[k, default: OutcomeCounts()].add(v) }
         unrouted.add(other.unrouted)
     }

@@ -18,14 +18,22 @@ public protocol DeliveryLane: Sendable {
     /// No more requests: send what is queued, wait out the retries, end `events`.
     func finish() async
 
-    /// Graceful stop: start nothing new; everything queued or waiting for a retry settles now
-    /// as not sent (`run_stopped`); what is in flight gets its answer; returns once every
-    /// request given has settled and `events` has ended.
-    func drain() async
-
     /// Stop now: what is queued or waiting for a retry settles as failed (`cancelled`); what is in
-    /// flight gets its answer or is cancelled.
+    /// flight gets its answer or is cancelled (failed `cancelled`, with `possibleDuplicate` when it
+    /// may have reached the provider). After `drain()`, everything settles as unsent instead.
     func cancel() async
+
+    /// Graceful stop (the run got SIGTERM / SIGINT): start nothing new. Everything queued or
+    /// waiting for a retry settles now as `.unsent(reason: run_stopped, attempts:,
+    /// possibleDuplicate:)` (attempts 0 when never sent; `possibleDuplicate` when an earlier
+    /// attempt may have reached the provider), and so does every request given to `send` from
+    /// now on; what is in flight gets its answer (an answer that asks for a retry settles as
+    /// unsent too). Returns once the waiting requests are settled, without waiting for those in
+    /// flight. `events` still ends only after `finish()` or `cancel()` (requests handed over
+    /// before the drain may still be on their way), then as soon as everything has settled; a
+    /// `cancel()` after the drain (its deadline, a second signal) cancels what is in flight,
+    /// which then settles as unsent too.
+    func drain() async
 
     /// What the lane measured and why it stopped, if it did.
     func report() async -> LaneReport

@@ -7,8 +7,9 @@
 /// holder's pid, host and start time, which a second run prints when it is refused.
 ///
 /// Once locked, the folder's previous results (requests-*, rejects.ndjson, sent.ndjson,
-/// invalid-tokens.ndjson, failed.ndjson, summary.json and their temporary files) are removed,
-/// so the folder never mixes two runs' files. Only regular files are removed; anything else
+/// invalid-tokens.ndjson, failed.ndjson, unsent.ndjson, summary.json and their temporary files)
+/// are removed, so the folder never mixes two runs' files, unless they are the record of a run
+/// that did not finish (`UnfinishedRun`): those are kept. Only regular files are removed; anything else
 /// under those names (a symlink, FIFO, device, directory) makes the run refuse the folder instead.
 public final class OutputFolderLock: Sendable {
     /// The lock file's name inside the folder.
@@ -79,19 +80,27 @@ public final class OutputFolderLock: Sendable {
     /// Whether `name` is one of a run's result files or their temporary files
     /// (`<result>.<pid>-<token>.tmp`, or the fixed `<result>.tmp` older versions used).
     public static func isResultName(_ name: String) -> Bool {
-        if isFinalResultName(name[...]) { return true }
-        guard name.hasSuffix(".tmp") else { return false }
-        let base = name.dropLast(4)
-        if isFinalResultName(base) { return true }
-        guard let dot = base.lastIndex(of: ".") else { return false }
-        return isFinalResultName(base[..<dot])
+        resultName(of: name) != nil
     }
 
-    private static func isFinalResultName(_ name: Substring) -> Bool {
+    static func isFinalResultName(_ name: Substring) -> Bool {
         if name == "rejects.ndjson" || name == "summary.json" { return true }
-        // A sending run's results.
-        if name == "sent.ndjson" || name == "invalid-tokens.ndjson" || name == "failed.ndjson" { return true }
+        if sendingResultNames.contains(name) { return true }
         return name.hasPrefix("requests-") && (name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz"))
+    }
+
+    /// A sending run's results: the record of which devices were notified.
+    static let sendingResultNames: Set<Substring> = ["sent.ndjson", "invalid-tokens.ndjson", "failed.ndjson", "unsent.ndjson"]
+
+    /// The final name a result or temporary name belongs to (`sent.ndjson` for
+    /// `sent.ndjson.123-ab.tmp`), nil when it is not a result name.
+    static func resultName(of name: String) -> Substring? {
+        if isFinalResultName(name[...]) { return name[...] }
+        guard name.hasSuffix(".tmp") else { return nil }
+        let base = name.dropLast(4)
+        if isFinalResultName(base) { return base }
+        guard let dot = base.lastIndex(of: ".") else { return nil }
+        return isFinalResultName(base[..<dot]) ? base[..<dot] : nil
     }
 
     /// Removes every previous result file (see `isResultName`); returns the names removed.
@@ -140,21 +149,26 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
         public static let cannotLock = Code(rawValue: "output.lock_failed")
         public static let foreignEntry = Code(rawValue: "output.not_regular_file")
         public static let cannotClean = Code(rawValue: "output.clean_failed")
+        /// The folder holds a previous run's unfinished results and `--force` was not given.
+        public static let unfinishedRun = Code(rawValue: "output.unfinished_run")
+        public static let cannotMoveAside = Code(rawValue: "output.move_aside_failed")
     }
 
-    fileprivate enum Kind: Equatable {
+    enum Kind: Equatable {
         case inUse(holder: String)
         case cannotCreate(String)
         case notADirectory(String)
         case cannotLock(String)
         case foreignEntry(name: String, kind: String)
         case cannotClean(name: String, String)
+        case unfinishedRun(files: [String], evidence: String)
+        case cannotMoveAside(name: String, String)
     }
 
     private let kind: Kind
     public let folder: String
 
-    fileprivate init(_ folder: String, _ kind: Kind) {
+    init(_ folder: String, _ kind: Kind) {
         self.folder = folder
         self.kind = kind
     }
@@ -167,6 +181,8 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
         case .cannotLock: .cannotLock
         case .foreignEntry: .foreignEntry
         case .cannotClean: .cannotClean
+        case .unfinishedRun: .unfinishedRun
+        case .cannotMoveAside: .cannotMoveAside
         }
     }
 
@@ -184,6 +200,17 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
             "refusing to use the output folder \(folder): \(name) is \(kind), and only regular files are replaced"
         case .cannotClean(let name, let reason):
             "cannot remove the previous run's \(name) from \(folder): \(reason)"
+        case .unfinishedRun(let files, let evidence):
+            "the output folder \(folder) holds the results of a run that did not finish (\(evidence)): \(Self.list(files)); "
+                + "they are the record of what it sent and are kept: pass --force to move them into \(folder)/\(UnfinishedRun.asideFolderPrefix)<UTC time>/ and run, or choose another output folder"
+        case .cannotMoveAside(let name, let reason):
+            "cannot move the unfinished run's \(name) aside in \(folder): \(reason) (nothing was removed)"
         }
+    }
+
+    /// At most 8 names, then how many more.
+    private static func list(_ names: [String]) -> String {
+        let shown = names.prefix(8).joined(separator: ", ")
+        return names.count > 8 ? shown + " and \(names.count - 8) more" : shown
     }
 }

@@ -145,6 +145,21 @@ enum POSIX {
         return .success(())
     }
 
+    /// `mkdir(2)` of one directory (mode 0755 before umask): false when something is already there.
+    static func makeDirectory(_ path: String) -> Result<Bool, Errno> {
+        if mkdir(path, 0o755) == 0 { return .success(true) }
+        return errno == EEXIST ? .success(false) : .failure(Errno(code: errno))
+    }
+
+    /// `unixTime` in UTC as `20260102T030405Z` (a name part: no colons).
+    static func compactUTC(_ unixTime: Int64) -> String {
+        var seconds = time_t(truncatingIfNeeded: unixTime)
+        var parts = tm()
+        guard gmtime_r(&seconds, &parts) != nil else { return String(unixTime) }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+    }
+
     static var processID: Int32 { getpid() }
 
     static var hostName: String {

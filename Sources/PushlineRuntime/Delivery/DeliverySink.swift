@@ -4,6 +4,7 @@ public import PushlineDelivery
 import PushlineIO
 public import AsyncAlgorithms
 public import Logging
+import Synchronization
 
 /// Stage 3 (sending): hands each batch's requests to the providers' lanes and accounts for every
 /// one of them.
@@ -19,8 +20,16 @@ public import Logging
 ///   until its `.settled` event, so the window moves on while retries wait.
 /// - Outcomes are recorded on top of each batch's `encodeCounts`; result lines are written as
 ///   events arrive (completion order) to `sent.ndjson`, `invalid-tokens.ndjson`,
-///   `failed.ndjson`, and rejects to `rejects.ndjson`, each under a temporary name renamed on
-///   close (written, empty, even when nothing lands in them).
+///   `failed.ndjson`, `unsent.ndjson`, and rejects to `rejects.ndjson`, each under a temporary
+///   name renamed on close (written, empty, even when nothing lands in them). What settled
+///   reaches the (temporary) files at least every `diskFlushInterval`, so a killed run leaves
+///   its record on disk.
+/// - Stopping (`RunStop`): at the drain, every lane is drained (`DeliveryLane.drain()`: queued
+///   and retrying requests settle as unsent, in-flight ones get their answers), and the requests
+///   of batches still coming from the encoder are settled unsent here, never handed to a lane;
+///   at an immediate stop (second signal, drain deadline) every lane is cancelled after its
+///   feeder's last `send`, and what was in flight settles as unsent too. Every device read gets
+///   its outcome.
 /// - Requests for a provider with no lane settle as failed (`provider_not_configured`);
 ///   providers in `skip` (APNs under `--validate-only`) settle as skipped. None is lost.
 ///
@@ -32,6 +41,7 @@ public actor DeliverySink: RequestSink {
     private let skip: [Provider: SkipReason]
     private let folder: String
     private let logger: Logger
+    private let stop: RunStop?
     private let prepared = PreparedBytes()
     private var started = false
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -42,14 +52,22 @@ public actor DeliverySink: RequestSink {
     /// defect in the lane): the run fails.
     public static let laneEndedReason = "lane_ended"
 
+    /// How often what settled is handed to the kernel (the "at least every second" of a killed
+    /// run's record).
+    static let diskFlushInterval: Duration = .milliseconds(500)
+
     /// `lanes`: one per provider (a second lane for the same provider is ignored).
-    public init(executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:], folder: String, logger: Logger) {
+    public init(
+        executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:],
+        folder: String, stop: RunStop? = nil, logger: Logger
+    ) {
         self.executor = executor
         self.routes = routes
         var seen = Set<Provider>()
         self.lanes = lanes.filter { seen.insert($0.provider).inserted }
         self.skip = skip
         self.folder = folder
+        self.stop = stop
         self.logger = logger
     }
 
@@ -64,8 +82,11 @@ public actor DeliverySink: RequestSink {
         case inputEnded
         case events(lane: Int, [SendEvent])
         case eventsEnded(lane: Int)
-        /// Every two seconds, so progress is logged while everything waits (retries, a pause).
+        /// Every `diskFlushInterval`: results to disk, and progress logged (every two seconds)
+        /// while everything waits (retries, a pause).
         case tick
+        /// The run is stopping.
+        case stop(RunStop.Phase)
     }
 
     public func run(input: AsyncChannel<EncodedBatch>, settlement: BatchSettlement, recycle pool: BatchPool? = nil) async throws(SinkError) -> SinkReport {
@@ -95,11 +116,15 @@ public actor DeliverySink: RequestSink {
             for await batch in input { itemSink.yield(.batch(batch)) }
             itemSink.yield(.inputEnded)
         })
+        let endings = lanes.map { _ in FeederEnding() }
         for (i, lane) in lanes.enumerated() {
             let requests = feederStreams[i]
+            let ending = endings[i]
             helpers.append(Task.detached {
                 for await chunk in requests { await lane.send(chunk) }
-                await lane.finish()
+                // A lane's events end after `finish()` or `cancel()`: both come after its last
+                // `send`, so no request is handed to a lane whose events already ended.
+                if ending.sendsDone() { await lane.cancel() } else { await lane.finish() }
             })
             helpers.append(Task.detached {
                 for await events in lane.events { itemSink.yield(.events(lane: i, events)) }
@@ -109,18 +134,22 @@ public actor DeliverySink: RequestSink {
 
         let ticker = Task.detached {
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(2))
+                try? await Task.sleep(for: Self.diskFlushInterval)
                 itemSink.yield(.tick)
             }
         }
+        stop?.observe { phase in itemSink.yield(.stop(phase)) }
 
         var inputEnded = false
         var lanesEnded = 0
         var cancelled = false
+        var drained = false
         for await item in items {
             switch item {
             case .batch(let batch):
-                let chunks = state.accept(batch, bytes: prepared.take(sequence: batch.sequence), settlement: settlement, pool: pool)
+                // Once the run is stopping, nothing new goes to a lane: the sink settles the
+                // requests of batches still coming from the encoder as unsent itself.
+                let chunks = state.accept(batch, bytes: prepared.take(sequence: batch.sequence), settlement: settlement, pool: pool, stopping: drained)
                 for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty { feeders[lane].yield(chunk) }
             case .inputEnded:
                 inputEnded = true
@@ -133,7 +162,26 @@ public actor DeliverySink: RequestSink {
                 // events may not end: it broke the contract even if it settled what it had.
                 state.laneEnded(lane, early: !inputEnded && !cancelled, settlement: settlement)
             case .tick:
-                break
+                state.flushToDisk()
+            case .stop(let phase):
+                if !drained {
+                    drained = true
+                    logStop(state: state, settlement: settlement, immediate: phase == .immediate)
+                    for lane in lanes { await lane.drain() }
+                }
+                if phase == .immediate, !cancelled {
+                    cancelled = true
+                    logger.notice("stopping now: cancelling the requests in flight", metadata: [
+                        "cause": "\(stop?.immediateCause ?? "a second stop")", "in_flight": "\(state.unsettledInLanes)",
+                    ])
+                    // No more chunks for the feeders (the sink settles new requests itself); a
+                    // feeder still sending what it holds (settled unsent at once by the drained
+                    // lane) cancels its lane after its last send; for the others, cancel now.
+                    for (i, lane) in lanes.enumerated() {
+                        feeders[i].finish()
+                        if endings[i].requestCancel() { await lane.cancel() }
+                    }
+                }
             }
             if state.writeFailure != nil, !cancelled {
                 // Results cannot be written: stop sending; everything still settles (counted)
@@ -146,6 +194,7 @@ public actor DeliverySink: RequestSink {
         }
         ticker.cancel()
         itemSink.finish()
+        state.flushToDisk()
         for helper in helpers { await helper.value }
 
         for lane in lanes {
@@ -156,5 +205,37 @@ public actor DeliverySink: RequestSink {
         } catch {
             throw SinkError(message: error.description)
         }
+    }
+
+    /// Who cancels a lane at an immediate stop: its feeder after its last `send` if it is still
+    /// sending, else the sink. Decided under one lock, so exactly one of them does, never before
+    /// the last `send`.
+    private final class FeederEnding: Sendable {
+        private let state = Mutex((cancelRequested: false, sendsDone: false))
+
+        /// The feeder sent its last chunk; true if it must cancel the lane (instead of finishing it).
+        func sendsDone() -> Bool {
+            state.withLock { state in
+                state.sendsDone = true
+                return state.cancelRequested
+            }
+        }
+
+        /// The sink wants the lane cancelled; true if the sink must do it (the feeder is done sending).
+        func requestCancel() -> Bool {
+            state.withLock { state in
+                state.cancelRequested = true
+                return state.sendsDone
+            }
+        }
+    }
+
+    /// The one line that says the stop began: why, and what is still to settle.
+    private func logStop(state: SendState, settlement: BatchSettlement, immediate: Bool) {
+        logger.notice("stopping: reading no more; lines read are settled, in-flight requests \(immediate ? "are cancelled" : "may finish")", metadata: [
+            "cause": "\(stop?.cause ?? "a stop request")", "lines": "\(state.counts.lines)",
+            "in_lanes": "\(state.unsettledInLanes)", "retrying": "\(state.retrying)",
+            "batches_in_flight": "\(settlement.inFlight)",
+        ])
     }
 }

@@ -12,6 +12,8 @@ public struct ProviderDeliveryReport: Sendable {
     public var failedByReason: [String: Int] = [:]
     /// Devices of this provider skipped at send time (`validate_only` for APNs).
     public var skipped = 0
+    /// Devices read but not settled with the provider because the run was stopped.
+    public var unsent = 0
     public var possibleDuplicates = 0
     /// Requests handed to the lane.
     public var handed = 0

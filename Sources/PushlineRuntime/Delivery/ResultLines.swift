@@ -11,7 +11,13 @@ import PushlineDelivery
 ///   APNs gave one: milliseconds since 1970 when the token stopped being valid), `recipient`,
 ///   `line`, `device`.
 /// - `failed.ndjson`: `recipient`, `line`, `device`, `provider`, `reason`, `status` (the last
-///   HTTP status, 0 when there was none), `attempts` (0 when it never reached the wire).
+///   HTTP status, 0 when there was none), `attempts` (0 when it never reached the wire), and
+///   `possible_duplicate: true` only when an attempt may have reached the provider (a request
+///   cancelled in flight).
+/// - `unsent.ndjson` (a stopped run): `recipient`, `line`, `device`, `provider`, `token` (the
+///   device token or FCM target the request was for), `reason` (`run_stopped`), `attempts` (0:
+///   never sent), and `possible_duplicate: true` only when an attempt may have reached the
+///   provider: what a later run needs to send them.
 enum ResultLines {
     static func sent(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
         w.beginObject()
@@ -63,6 +69,28 @@ enum ResultLines {
         w.writeInt(outcome.httpStatus ?? 0)
         w.writeKey("attempts")
         w.writeInt(outcome.attempts)
+        if outcome.possibleDuplicate {
+            w.writeKey("possible_duplicate")
+            w.writeBool(true)
+        }
+        end(&w)
+    }
+
+    static func unsent(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+        w.beginObject()
+        identity(request, into: &w)
+        w.writeKey("provider")
+        w.writeString(provider.rawValue)
+        w.writeKey("token")
+        w.writeString(utf8: request.bytes[request.entry.target])
+        w.writeKey("reason")
+        w.writeString(outcome.reasonCode ?? DeliveryOutcome.runStoppedReason)
+        w.writeKey("attempts")
+        w.writeInt(outcome.attempts)
+        if outcome.possibleDuplicate {
+            w.writeKey("possible_duplicate")
+            w.writeBool(true)
+        }
         end(&w)
     }
 

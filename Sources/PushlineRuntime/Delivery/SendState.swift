@@ -5,7 +5,7 @@ import PushlineIO
 import Logging
 
 /// One result file of a sending run: lines are collected per event batch into `buffer` and
-/// written in one call.
+/// written in one call; `flushToDisk` hands what the file buffered to the kernel.
 final class ResultFile {
     let name: String
     var file: OutputFile?
@@ -33,6 +33,7 @@ final class SendState {
     let sent: ResultFile
     let invalidTokens: ResultFile
     let failed: ResultFile
+    let unsent: ResultFile
     let rejects: ResultFile
     private(set) var writeFailure: OutputFileError?
 
@@ -63,6 +64,7 @@ final class SendState {
         sent = try open("sent.ndjson")
         invalidTokens = try open("invalid-tokens.ndjson")
         failed = try open("failed.ndjson")
+        unsent = try open("unsent.ndjson")
         rejects = try open("rejects.ndjson")
         routeProvider = routes.routes.map(\.provider)
         routePlatform = routes.routes.map(\.platformName)
@@ -81,8 +83,9 @@ final class SendState {
     // MARK: Batches
 
     /// Accounts for `batch`, cuts its requests per lane (returned by lane index) and gives the
-    /// batch back to the pool. Requests that go to no lane settle here.
-    func accept(_ batch: EncodedBatch, bytes prepared: RequestBytes?, settlement: BatchSettlement, pool: BatchPool?) -> [[OutgoingRequest]] {
+    /// batch back to the pool. Requests that go to no lane settle here, and so do all of them
+    /// once the run is `stopping` (unsent: never attempted).
+    func accept(_ batch: EncodedBatch, bytes prepared: RequestBytes?, settlement: BatchSettlement, pool: BatchPool?, stopping: Bool = false) -> [[OutgoingRequest]] {
         counts.add(batch.encodeCounts)
         if batch.rejects.count > 0 { write(batch.rejects.bytes, to: rejects) }
         let n = batch.index.count
@@ -100,6 +103,8 @@ final class SendState {
             let provider = provider(of: request)
             if let provider, let reason = skip[provider] {
                 settleHere(request, provider: provider, outcome: .skipped(reason), settlement: settlement)
+            } else if stopping, let provider, laneOf[provider.ordinal] != nil {
+                settleHere(request, provider: provider, outcome: .unsent(attempts: 0, possibleDuplicate: false), settlement: settlement)
             } else if let provider, let lane = laneOf[provider.ordinal], !laneEnded[lane] {
                 if chunks[lane].isEmpty { chunks[lane].reserveCapacity(batch.requestCount(for: provider)) }
                 chunks[lane].append(request)
@@ -202,6 +207,9 @@ final class SendState {
             ResultLines.failed(request, provider: provider, outcome: outcome, into: &failed.buffer)
         case .skipped:
             report.skipped += 1
+        case .unsent:
+            report.unsent += 1
+            ResultLines.unsent(request, provider: provider, outcome: outcome, into: &unsent.buffer)
         case .written, .rejected:
             // Not a sending outcome: counted, no result line (a lane does not produce these).
             break
@@ -220,20 +228,45 @@ final class SendState {
         }
     }
 
-    /// Writes the lines collected since the last flush.
+    /// Writes the lines collected since the last flush (into the files' buffers).
     func flush() {
-        for file in [sent, invalidTokens, failed] where file.buffer.count > 0 {
+        for file in [sent, invalidTokens, failed, unsent] where file.buffer.count > 0 {
             write(file.buffer.bytes, to: file)
             file.buffer.removeAll()
         }
     }
+
+    /// Writes what the files buffered to the kernel: the results settled so far survive the
+    /// process being killed (in the temporary files; `UnfinishedRun` keeps them for the next run).
+    func flushToDisk() {
+        flush()
+        guard writeFailure == nil else { return }
+        for file in [sent, invalidTokens, failed, unsent, rejects] {
+            do throws(OutputFileError) {
+                try file.file?.flush()
+            } catch {
+                writeFailure = error
+                return
+            }
+        }
+    }
+
+    /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in flight).
+    var unsettledInLanes: Int {
+        var total = 0
+        for lane in handed.indices { total += handed[lane] - settledByLane[lane] }
+        return total
+    }
+
+    /// Requests waiting in a lane's retry queue.
+    var retrying: Int { deferred.count }
 
     /// Closes the files (renamed into place) and returns the sink's report.
     func close() throws(OutputFileError) -> SinkReport {
         flush()
         if let writeFailure { throw writeFailure }
         var report = SinkReport()
-        for file in [sent, invalidTokens, failed, rejects] {
+        for file in [sent, invalidTokens, failed, unsent, rejects] {
             guard let open = file.file.take() else { continue }
             report.files.append((file.name, try open.close()))
         }
@@ -257,7 +290,7 @@ final class SendState {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         logger.info("progress", metadata: [
             "lines": "\(counts.lines)", "sent": "\(counts.sentTotal)", "invalid_token": "\(counts.invalidTokenTotal)",
-            "failed": "\(counts.failedTotal)", "rejected": "\(counts.rejectedTotal + counts.linesRejected)",
+            "failed": "\(counts.failedTotal)", "unsent": "\(counts.unsentTotal)", "rejected": "\(counts.rejectedTotal + counts.linesRejected)",
             "retrying": "\(deferred.count)", "sent_per_second": "\(devicesPerSecond(counts.sentTotal, seconds: seconds))",
         ])
     }

@@ -12,6 +12,8 @@ public final class BatchSettlement: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
         /// After a sink failure: admit everything so the other stages can drain and finish.
         var open = false
+        /// The run is stopping: admit nothing more.
+        var closed = false
         var peakInFlight = 0
     }
 
@@ -22,19 +24,22 @@ public final class BatchSettlement: Sendable {
     }
 
     /// Waits until the next batch may be read (batches are admitted in sequence order, one per
-    /// call: the reader calls this before reading each batch).
-    public func waitForAdmission() async {
+    /// call: the reader calls this before reading each batch). False once the run is stopping
+    /// (`close()`): read nothing more.
+    @discardableResult
+    public func waitForAdmission() async -> Bool {
         while true {
-            let admitted = state.withLock { state -> Bool in
+            let admitted = state.withLock { state -> Bool? in
+                if state.closed { return false }
                 if state.open { return true }
-                guard state.window.admit() != nil else { return false }
+                guard state.window.admit() != nil else { return nil }
                 state.peakInFlight = max(state.peakInFlight, state.window.nextSequence - state.window.lowestUnsettled)
                 return true
             }
-            if admitted { return }
+            if let admitted { return admitted }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.open || state.window.canAdmit { return true }
+                    if state.closed || state.open || state.window.canAdmit { return true }
                     state.waiter = continuation
                     return false
                 }
@@ -69,6 +74,19 @@ public final class BatchSettlement: Sendable {
         }
         waiter?.resume()
     }
+
+    /// The run is stopping: the reader gets no more admissions (and is woken if it waits for one).
+    public func close() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.closed = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Batches admitted and not settled now.
+    public var inFlight: Int { state.withLock { $0.window.nextSequence - $0.window.lowestUnsettled } }
 
     /// Every line up to here is settled.
     public var lowWaterMark: Int { state.withLock { $0.lines.lowWaterMark } }

@@ -30,6 +30,20 @@ public struct RunReport: Sendable {
     /// Every device has exactly one outcome, in total and per provider (also true for a run that
     /// failed for another reason, such as a stopped provider, when its counts add up).
     public var reconciled = false
+    /// Set when the run was stopped (SIGTERM / SIGINT) before its stages ended.
+    public var stop: StopReport?
+}
+
+/// How a run was stopped (`summary.json`'s `stop`).
+public struct StopReport: Sendable {
+    /// What began the stop: `SIGTERM`, `SIGINT`, `a graceful shutdown request`.
+    public var cause: String
+    /// Set when in-flight requests were cancelled: a second signal, or the drain deadline.
+    public var immediateCause: String?
+    /// The reader had reached the input's end before the stop.
+    public var inputReadToEnd: Bool
+    /// The `--drain-timeout` the run had, in seconds.
+    public var drainTimeoutSeconds: Int?
 }
 
 /// Runs a compiled campaign over an audience: Read → Parse, route and encode (N workers) → Sink,
@@ -47,6 +61,12 @@ public struct CampaignRun: Sendable {
     public var mode: RunMode
     /// Builds one provider's lane when sending.
     public var laneFactory: LaneFactory
+    /// A previous run's unfinished results in the folder (`UnfinishedRun`) are moved into an
+    /// `interrupted-<UTC time>/` subfolder (`--force`); without it the run refuses to start.
+    public var moveUnfinishedRunAside = false
+    /// How long lanes may finish in-flight requests after a stop (`--drain-timeout`): enforced by
+    /// `CampaignRunService`'s service group, reported in the summary.
+    public var drainTimeout: Duration = .seconds(30)
 
     /// How a sending run gets a provider's lane: from its configuration and the campaign's routes.
     public typealias LaneFactory = @Sendable (ProviderSendConfiguration, RouteTable) throws -> any DeliveryLane
@@ -93,15 +113,18 @@ public struct CampaignRun: Sendable {
     /// a few held by the sink for reordering.
     public static func batchWindow(workers: Int) -> Int { 2 * workers + 4 }
 
-    public func run() async -> RunReport {
+    /// Runs the campaign. `stop`: when it starts stopping, the reader reads no more, every device
+    /// read is settled (sending: lanes drained, then cancelled at an immediate stop), and the run
+    /// ends with status `stopped` (see `CampaignRunService`, which stops it on SIGTERM / SIGINT).
+    public func run(stop: RunStop? = nil) async -> RunReport {
         var campaign = pipeline.campaign
         // FCM's requests carry `validate_only: true` from the encoder on (its body prefix).
         if case .send(_, validateOnly: true) = mode { campaign.fcmValidateOnly = true }
-        return await run(encoder: CampaignEncoder(campaign: campaign))
+        return await run(encoder: CampaignEncoder(campaign: campaign), stop: stop)
     }
 
     /// Runs with `encoder` in place of the campaign's own (the seam tests use to inject failures).
-    public func run<Encoder: LineEncoding>(encoder: Encoder) async -> RunReport {
+    public func run<Encoder: LineEncoding>(encoder: Encoder, stop: RunStop? = nil) async -> RunReport {
         let campaign = pipeline.campaign
         let started = ContinuousClock.now
         let startedAt = Date()
@@ -129,10 +152,18 @@ public struct CampaignRun: Sendable {
         }
 
         // The folder belongs to this run until the summary is written: a second run is refused
-        // before it reads anything, and the previous run's results go before any of ours appear.
+        // before it reads anything, and the previous run's results go before any of ours appear,
+        // unless they are an unfinished run's record: kept (moved aside with --force) or refused.
         let lock: OutputFolderLock
-        do {
+        do throws(OutputFolderError) {
             lock = try OutputFolderLock.acquire(outputFolder, startedAt: ISO8601DateFormatter().string(from: startedAt))
+            if let unfinished = try UnfinishedRun.find(in: lock) {
+                guard moveUnfinishedRunAside else { throw unfinished.refusal }
+                let aside = try unfinished.moveAside(unixTime: Int64(startedAt.timeIntervalSince1970))
+                logger.notice("kept the results of a previous run that did not finish: moved them into \(outputFolder)/\(aside)", metadata: [
+                    "why": "\(unfinished.evidence)", "files": "\(unfinished.files.joined(separator: ", "))",
+                ])
+            }
             let removed = try lock.removeStaleResults()
             if !removed.isEmpty {
                 logger.info("removed the previous run's results", metadata: ["files": "\(removed.joined(separator: ", "))"])
@@ -177,16 +208,35 @@ public struct CampaignRun: Sendable {
         // hand-off, a few held by the sink for reordering (dry run) or waiting for their
         // requests' outcomes (send); the reader waits beyond that.
         let settlement = BatchSettlement(window: Self.batchWindow(workers: workers))
+        // A stop closes the window: the reader, if it waits for admission, ends at once.
+        stop?.observe { _ in settlement.close() }
         let stages: StageResult
         if let sending {
             let sink = DeliverySink(
                 executor: writeThread, routes: campaign.routeTable, lanes: lanes,
-                skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, logger: logger
+                skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop, logger: logger
             )
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
         } else {
+            // The delivery sink logs the stop with what its lanes hold; a dry run has nothing in flight.
+            let logger = self.logger
+            stop?.observe { [weak stop] phase in
+                logger.notice(phase == .immediate ? "stopping now: a dry run has nothing in flight; writing what was read" : "stopping: reading no more; the lines read are written", metadata: [
+                    "cause": "\((phase == .immediate ? stop?.immediateCause : stop?.cause) ?? "a stop request")",
+                ])
+            }
             let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
+        }
+        // Stopped when the stop came before the stages ended (a signal while the summary is
+        // written changes nothing).
+        let stopReport: StopReport? = stop.flatMap { stop in
+            guard stop.isStopping else { return nil }
+            return StopReport(
+                cause: stop.cause ?? "a stop request", immediateCause: stop.immediateCause,
+                inputReadToEnd: !stages.source.stoppedEarly,
+                drainTimeoutSeconds: Int(drainTimeout.components.seconds)
+            )
         }
         let sourceOutcome = stages.source
         let elapsed = ContinuousClock.now - started
@@ -230,6 +280,7 @@ public struct CampaignRun: Sendable {
             if c.sentTotal > 0 { outcomes += " + \(c.sentTotal) sent" }
             if c.invalidTokenTotal > 0 { outcomes += " + \(c.invalidTokenTotal) invalid token" }
             if c.failedTotal > 0 { outcomes += " + \(c.failedTotal) failed" }
+            if c.unsentTotal > 0 { outcomes += " + \(c.unsentTotal) unsent" }
             reconcileFailure = "counts do not reconcile: \(c.devices) devices read, \(c.writtenTotal) written\(outcomes) + \(c.rejectedTotal) rejected + \(c.skippedTotal) skipped"
         } else if !report.counts.reconcilesByProvider {
             reconcileFailure = "counts do not reconcile per provider: \(ProviderReconciliation.describe(report.counts))"
@@ -247,8 +298,11 @@ public struct CampaignRun: Sendable {
             let reasons = [stopped, reconcileFailure].compactMap { $0 }
             if !reasons.isEmpty { report.failure = reasons.joined(separator: "; ") }
         }
+        report.stop = stopReport
         if report.failure != nil {
             report.status = .failed
+        } else if stopReport != nil {
+            report.status = .stopped
         } else if sourceOutcome.error != nil {
             report.status = .inputError
         } else if report.counts.failedTotal > 0 {
@@ -278,13 +332,13 @@ public struct CampaignRun: Sendable {
 
     /// Read → encode (N workers) → `sink`, joined by bounded channels; returns when all three ended.
     private func runStages<Encoder: LineEncoding, Sink: RequestSink>(
-        encoder: Encoder, sink: Sink, readThread: DedicatedThreadExecutor, workers: Int, settlement: BatchSettlement
+        encoder: Encoder, sink: Sink, readThread: DedicatedThreadExecutor, workers: Int, settlement: BatchSettlement, stop: RunStop?
     ) async -> StageResult {
         let lines = AsyncChannel<NumberedBatch>()
         let encoded = AsyncChannel<EncodedBatch>()
         let source = AudienceSource(executor: readThread)
         let pool = BatchPool(limit: Self.batchWindow(workers: workers))
-        async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, into: lines)
+        async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, stop: stop, into: lines)
         async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, input: lines, output: encoded)
         let sinkResult: Result<SinkReport, SinkError>
         do throws(SinkError) {
@@ -312,6 +366,11 @@ public struct CampaignRun: Sendable {
             metadata["sent"] = "\(report.counts.sentTotal)"
             metadata["invalid_token"] = "\(report.counts.invalidTokenTotal)"
             metadata["failed"] = "\(report.counts.failedTotal)"
+            if report.stop != nil { metadata["unsent"] = "\(report.counts.unsentTotal)" }
+        }
+        if let stop = report.stop {
+            metadata["stopped_by"] = "\(stop.cause)"
+            if let cancel = stop.immediateCause { metadata["in_flight_cancelled_by"] = "\(cancel)" }
         }
         if let error = report.source.error { metadata["input_error"] = "\(error.description)" }
         if let failure = report.failure { metadata["failure"] = "\(failure)" }

@@ -13,6 +13,10 @@ public enum RunStatus: String, Sendable {
     /// Results could not be written, the counts did not reconcile, or a provider stopped
     /// (a configuration error such as a wrong key: its remaining devices failed unsent).
     case failed
+    /// Stopped by SIGTERM / SIGINT: every device read has its outcome (those not settled with
+    /// their provider are `unsent`, listed in unsent.ndjson), the results and the summary are
+    /// written under their final names; lines after the stop were not read.
+    case stopped
 
     public var exitCode: Int32 {
         switch self {
@@ -20,6 +24,7 @@ public enum RunStatus: String, Sendable {
         case .completedWithRejects, .completedWithFailures: 3
         case .inputError: 4
         case .failed: 5
+        case .stopped: 6
         }
     }
 

@@ -45,6 +45,10 @@ enum RunSummary {
                 "failed": counts.failedTotal,
                 "failed_by_reason": counts.failed,
                 "possible_duplicates": counts.possibleDuplicates,
+                // A stopped run: devices read and not settled with their provider.
+                "unsent": counts.unsentTotal,
+                "unsent_by_reason": counts.unsent,
+                "possibly_delivered": counts.possiblyDelivered,
             ] as [String: Any],
             "providers": providerTable(counts),
             "settled_through_line": report.settledThroughLine,
@@ -65,6 +69,15 @@ enum RunSummary {
             summary["input_error"] = entry
         }
         if let failure = report.failure { summary["failure"] = failure }
+        if let stop = report.stop {
+            summary["stop"] = [
+                "cause": stop.cause,
+                "in_flight_cancelled": stop.immediateCause != nil,
+                "cancel_cause": stop.immediateCause.map { $0 as Any } ?? NSNull(),
+                "input_read_to_end": stop.inputReadToEnd,
+                "drain_timeout_seconds": stop.drainTimeoutSeconds.map { $0 as Any } ?? NSNull(),
+            ] as [String: Any]
+        }
         var data = try JSONSerialization.data(withJSONObject: summary, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         data.append(0x0A)
         // Through OutputFile like every result: a unique O_EXCL temporary, renamed only over a
@@ -94,6 +107,7 @@ enum RunSummary {
                 "invalid_token": provider.invalidToken,
                 "failed": provider.failed,
                 "skipped": provider.skipped,
+                "unsent": provider.unsent,
                 "failed_by_reason": provider.failedByReason,
                 "requests": provider.handed,
                 "attempts": lane?.attempts ?? 0,
@@ -122,11 +136,11 @@ enum RunSummary {
 
     /// Per provider (and `unrouted`, devices rejected before a provider was known): devices and
     /// each outcome; every row adds up (`devices = written + sent + invalid_token + rejected +
-    /// failed + skipped`).
+    /// failed + skipped + unsent`).
     static func providerTable(_ counts: RunCounts) -> [String: Any] {
         func row(_ c: OutcomeCounts) -> [String: Int] {
             ["devices": c.devices, "written": c.written, "sent": c.sent, "invalid_token": c.invalidToken,
-             "rejected": c.rejected, "failed": c.failed, "skipped": c.skipped]
+             "rejected": c.rejected, "failed": c.failed, "skipped": c.skipped, "unsent": c.unsent]
         }
         var table: [String: Any] = [:]
         for (provider, c) in counts.byProvider where !c.isZero { table[provider.rawValue] = row(c) }

@@ -18,6 +18,8 @@ public struct SourceReport: Sendable {
     public var batches = 0
     /// Set when the audience could not be read to its end.
     public var error: AudienceReadError?
+    /// The run was stopped before the input's end: `physicalLines` are the lines read.
+    public var stoppedEarly = false
 }
 
 /// Stage 1: reads and inflates the audience on its own thread and sends line batches on.
@@ -42,8 +44,13 @@ public actor AudienceSource {
 
     /// Reads `path` to its end (or first error) into `output`, then finishes the channel. With
     /// `settlement`, each batch is read only once the batch window admits it, so batches in
-    /// flight stay bounded however slowly one of them settles.
-    public func run(path: String, options: AudienceReader.Options, settlement: BatchSettlement? = nil, into output: AsyncChannel<NumberedBatch>) async -> SourceReport {
+    /// flight stay bounded however slowly one of them settles. Once `stop` is stopping (or the
+    /// settlement closed), it reads no further batch: the lines read so far are all sent on, and
+    /// the report counts exactly those.
+    public func run(
+        path: String, options: AudienceReader.Options, settlement: BatchSettlement? = nil, stop: RunStop? = nil,
+        into output: AsyncChannel<NumberedBatch>
+    ) async -> SourceReport {
         precondition({ if case .idle = state { true } else { false } }(), "an AudienceSource runs once")
         state = .reading
         var report = SourceReport(path: path)
@@ -58,7 +65,14 @@ public actor AudienceSource {
         }
         report.isGzip = reader.isGzip
         while true {
-            await settlement?.waitForAdmission()
+            if let settlement, !(await settlement.waitForAdmission()) {
+                report.stoppedEarly = true
+                break
+            }
+            if stop?.isStopping == true {
+                report.stoppedEarly = true
+                break
+            }
             do {
                 guard let batch = try reader.nextBatch() else { break }
                 await output.send(NumberedBatch(sequence: report.batches, lines: batch))

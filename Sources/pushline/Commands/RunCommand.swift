@@ -11,8 +11,15 @@ struct RunCommand: AsyncParsableCommand {
         anything is wrong. With credentials in `providers:` (APNs key_file, FCM service_account)
         the run sends to every provider its routes reach, and each of them needs credentials;
         without any it is a dry run and says so. Writes, in the output folder: sent.ndjson,
-        invalid-tokens.ndjson, failed.ndjson (sending) or requests-<provider>.ndjson[.gz] (dry
-        run), rejects.ndjson and summary.json.
+        invalid-tokens.ndjson, failed.ndjson, unsent.ndjson (sending) or
+        requests-<provider>.ndjson[.gz] (dry run), rejects.ndjson and summary.json.
+
+        SIGTERM or SIGINT stops the run gracefully: it reads no more, settles every device it
+        read (sending: in-flight requests get --drain-timeout seconds to finish, then are
+        cancelled; devices not settled with their provider are listed in unsent.ndjson), writes
+        the results and summary.json (status stopped) and exits with 6. A second signal cancels
+        what is in flight at once. A folder holding a previous run's unfinished results (killed,
+        or stopped) is refused unless --force, which moves them into interrupted-<UTC time>/.
         """
     )
 
@@ -35,6 +42,14 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Encode workers, 1 to 256 (default: one per core).")
     var workers: Int?
 
+    static let drainTimeoutRange = 0...3600
+
+    @Option(help: ArgumentHelp("Seconds in-flight requests may take to finish after SIGTERM / SIGINT before they are cancelled, 0 to 3600.", valueName: "seconds"))
+    var drainTimeout = 30
+
+    @Flag(help: "Move a previous run's unfinished results in the output folder into interrupted-<UTC time>/ instead of refusing to start.")
+    var force = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -46,6 +61,9 @@ struct RunCommand: AsyncParsableCommand {
         }
         if let workers, !(1...Self.maxWorkers).contains(workers) {
             throw ValidationError("--workers must be between 1 and \(Self.maxWorkers); got \(workers)")
+        }
+        if !Self.drainTimeoutRange.contains(drainTimeout) {
+            throw ValidationError("--drain-timeout must be between \(Self.drainTimeoutRange.lowerBound) and \(Self.drainTimeoutRange.upperBound) seconds; got \(drainTimeout)")
         }
     }
 
@@ -76,11 +94,13 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "pushline")
         if let notice = decision.notice { logger.notice("\(notice)") }
         for line in decision.describeProviders() { logger.info("\(line)") }
-        let run = CampaignRun(
+        var run = CampaignRun(
             pipeline: loaded, audiencePath: audiencePath, outputFolder: output ?? loaded.outputPath,
             workers: workers, mode: decision.mode, logger: logger
         )
-        let report = await run.run()
+        run.moveUnfinishedRunAside = force
+        run.drainTimeout = .seconds(drainTimeout)
+        let report = await run.runStoppable()
         if let failure = report.failure {
             Console.fail(failure)
         } else if let error = report.source.error {

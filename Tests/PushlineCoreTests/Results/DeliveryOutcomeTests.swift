@@ -60,4 +60,56 @@ struct DeliveryOutcomeTests {
         total.add(counts)
         #expect(total.devices == 16 && total.reconciles && total.reconcilesByProvider && total.byProvider[.fcm]?.devices == 6)
     }
+
+    /// A stopped run's devices: `unsent`, with the attempts made and whether one may have reached
+    /// the provider; counted by reason and per provider, and part of both reconciliations.
+    @Test func unsentDevicesAreCountedAndReconcile() {
+        let never = DeliveryOutcome.unsent(attempts: 0, possibleDuplicate: false)
+        #expect(never.kind == .unsent && never.kind.rawValue == "unsent")
+        #expect(never.reasonCode == "run_stopped" && never.attempts == 0 && !never.possibleDuplicate)
+        let cancelledInFlight = DeliveryOutcome.unsent(attempts: 2, possibleDuplicate: true)
+        #expect(cancelledInFlight.attempts == 2 && cancelledInFlight.possibleDuplicate)
+        #expect(cancelledInFlight.description == "unsent (run_stopped, 2 attempts, possible duplicate)")
+        #expect(DeliveryOutcome.unsent(attempts: -3, possibleDuplicate: false).attempts == 0)
+        let failedInFlight = DeliveryOutcome.failed(reason: "cancelled", httpStatus: 0, attempts: 1, possibleDuplicate: true)
+        #expect(failedInFlight.kind == .failed && failedInFlight.possibleDuplicate)
+        #expect(!DeliveryOutcome.failed(reason: "cancelled", httpStatus: 0, attempts: 1).possibleDuplicate)
+
+        var counts = RunCounts()
+        let outcomes: [(DeliveryOutcome, Provider)] = [
+            (.sent(providerID: "a", attempts: 1), .apns),
+            (never, .apns),
+            (cancelledInFlight, .apns),
+            (never, .fcm),
+            (failedInFlight, .fcm),
+            (.sent(providerID: "m", attempts: 2, possibleDuplicate: true), .fcm),
+        ]
+        for (outcome, provider) in outcomes {
+            counts.countDevice(provider: provider)
+            counts.record(outcome, provider: provider)
+        }
+        #expect(counts.devices == 6 && counts.settledTotal == 6)
+        #expect(counts.reconciles && counts.reconcilesByProvider)
+        #expect(counts.unsent == ["run_stopped": 3] && counts.unsentTotal == 3)
+        #expect(counts.byProvider[.apns]?.unsent == 2 && counts.byProvider[.fcm]?.unsent == 1)
+        #expect(counts.byProvider[.apns]?.settled == 3 && counts.byProvider[.fcm]?.settled == 3)
+        // A resent-and-sent device is a possible duplicate; an unsent or failed one that may have
+        // been delivered is counted apart (sending it again may notify it twice).
+        #expect(counts.possibleDuplicates == 1 && counts.possiblyDelivered == 2)
+
+        // An unsent device under another provider's count breaks only the per-provider sum; a
+        // device without one breaks both.
+        var misfiled = counts
+        misfiled.countDevice(provider: .fcm)
+        misfiled.record(never, provider: .apns)
+        #expect(misfiled.reconciles && !misfiled.reconcilesByProvider)
+        var missing = counts
+        missing.countDevice(provider: .apns)
+        #expect(!missing.reconciles && !missing.reconcilesByProvider)
+
+        var total = RunCounts()
+        total.add(counts)
+        total.add(counts)
+        #expect(total.unsent == ["run_stopped": 6] && total.possiblyDelivered == 4 && total.reconciles && total.reconcilesByProvider)
+    }
 }

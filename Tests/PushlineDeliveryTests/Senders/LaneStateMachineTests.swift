@@ -405,26 +405,52 @@ struct LaneStateMachineTests {
         #expect(lane.machine.wireSends == 0)
     }
 
-    @Test("drain: what is queued or waiting for a retry settles run_stopped now; in-flight answers still count; then the lane ends")
+    @Test("drain: what is queued or waiting for a retry settles unsent now, so does what is offered later; in-flight answers still count; the lane ends at finish")
     func drain() {
-        var lane = LaneMachineDriver(count: 30, connections: 1, streams: 5)
-        lane.offerAll()
+        var lane = LaneMachineDriver(count: 40, connections: 1, streams: 5)
+        lane.offer(lane.requests[0..<30])
         lane.answer(status: 200)
         lane.answer(tag: 1, status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
         #expect(lane.inFlight.count == 5)
         lane.apply(lane.machine.drain(now: lane.now))
-        #expect(lane.outcome(1) == .failed(reason: "run_stopped", httpStatus: 503, attempts: 1))
-        #expect(lane.settled.values.filter { $0.outcome.reasonCode == "run_stopped" }.count == 30 - 1 - 5)
-        #expect(!lane.ended)
+        #expect(lane.outcome(1) == .unsent(attempts: 1, possibleDuplicate: false))
+        #expect(lane.settled.values.filter { $0.outcome.kind == .unsent }.count == 30 - 1 - 5)
+        #expect(lane.settled.values.filter { $0.outcome.kind == .unsent && $0.outcome.attempts == 0 }.count == 30 - 2 - 5)
+        // Offered after the drain (they were on their way): unsent at once, never sent.
+        lane.offer(lane.requests[30...])
+        #expect((30..<40).allSatisfy { lane.outcome($0) == .unsent(attempts: 0, possibleDuplicate: false) })
         lane.answer(status: 200)
+        // A retryable answer is not retried while stopping: unsent, with its attempt.
         lane.answer(status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
-        #expect(lane.inFlight.count == 3)
+        // No answer after it may have been written: unsent, and marked.
+        lane.answer(status: 0, result: .noResponse, mayHaveBeenDelivered: true)
+        #expect(lane.inFlight.count == 2)
         lane.answerAll(status: 200)
         #expect(lane.allSettled)
-        #expect(lane.ended)
-        #expect(lane.wakeAt == nil)
-        // Nothing new was started after the drain.
+        #expect(lane.settled.values.filter { $0.outcome == .unsent(attempts: 1, possibleDuplicate: true) }.count == 1)
+        #expect(lane.settled.values.filter { $0.outcome.kind == .sent }.count == 4)
+        // Nothing new was started after the drain, and the lane waits for finish to end.
         #expect(lane.sendsByTag.count == 7)
+        #expect(!lane.ended)
+        #expect(lane.wakeAt == nil)
+        lane.apply(lane.machine.finish(now: lane.now))
+        #expect(lane.ended)
+    }
+
+    @Test("a cancel after the drain: what is in flight settles unsent, marked when it may have reached the provider")
+    func cancelAfterDrain() {
+        var lane = LaneMachineDriver(count: 10, connections: 1, streams: 3)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.apply(lane.machine.drain(now: lane.now))
+        lane.apply(lane.machine.cancel(now: lane.now))
+        lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: true)
+        lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: false)
+        lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: true, curlCode: 42)
+        #expect(lane.allSettled)
+        #expect(lane.ended)
+        #expect(lane.settled.values.filter { $0.outcome == .unsent(attempts: 1, possibleDuplicate: true) }.count == 2)
+        #expect(lane.settled.values.filter { $0.outcome.kind == .unsent }.count == 9)
     }
 
     @Test("cancel: what waits settles cancelled; in-flight completions cancelled after they may have been sent are marked")
@@ -439,6 +465,8 @@ struct LaneStateMachineTests {
         #expect(lane.allSettled)
         #expect(lane.ended)
         #expect(lane.settled.values.filter { $0.outcome.reasonCode == "cancelled" }.count == 9)
+        #expect(lane.settled.values.filter { $0.outcome == .failed(reason: "cancelled", httpStatus: 0, attempts: 1, possibleDuplicate: true) }.count == 1)
+        #expect(lane.settled.values.filter { $0.outcome == .failed(reason: "cancelled", httpStatus: 0, attempts: 0, possibleDuplicate: false) }.count == 8)
     }
 
     @Test("finish waits for the retries before the lane ends")

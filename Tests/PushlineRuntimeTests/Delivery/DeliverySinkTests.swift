@@ -17,8 +17,21 @@ let fcmToken2 = "fcm-token-two:" + String(repeating: "B", count: 40)
 func runSend(
     _ pipeline: String = demoStylePipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
     validateOnly: Bool = false, batchLines: Int = 4096, workers: Int = 2, in scratch: Scratch,
-    laneFactory: CampaignRun.LaneFactory? = nil
+    laneFactory: CampaignRun.LaneFactory? = nil, stop: RunStop? = nil
 ) async throws -> RunReport {
+    let run = try sendRun(
+        pipeline, lines: lines, lanes: lanes, configure: configure, validateOnly: validateOnly, batchLines: batchLines,
+        workers: workers, in: scratch, laneFactory: laneFactory
+    )
+    return await run.run(stop: stop)
+}
+
+/// The run `runSend` runs.
+func sendRun(
+    _ pipeline: String = demoStylePipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
+    validateOnly: Bool = false, batchLines: Int = 4096, workers: Int = 2, in scratch: Scratch,
+    laneFactory: CampaignRun.LaneFactory? = nil
+) throws -> CampaignRun {
     let audience = scratch.file("audience.ndjson")
     try (lines.joined(separator: "\n") + "\n").write(toFile: audience, atomically: true, encoding: .utf8)
     let loaded = try PipelineLoader.load(path: try writePipeline(pipeline, in: scratch), now: 1_800_000_000)
@@ -35,7 +48,7 @@ func runSend(
         mode: .send(configurations, validateOnly: validateOnly), laneFactory: factory, logger: logger
     )
     run.readerOptions.maxBatchLines = batchLines
-    return await run.run()
+    return run
 }
 
 /// The lines of a result file, as text (order aside: two lanes' events interleave).
@@ -120,8 +133,8 @@ struct DeliveryResultFileTests {
         let fcmRow = try #require(delivery["fcm"] as? [String: Any])
         #expect(fcmRow["possible_duplicates"] as? Int == 1 && fcmRow["retries"] as? Int == 1)
         let providers = try #require(summary["providers"] as? [String: [String: Int]])
-        #expect(providers["apns"] == ["devices": 3, "written": 0, "sent": 1, "invalid_token": 1, "rejected": 0, "failed": 1, "skipped": 0])
-        #expect(providers["fcm"] == ["devices": 2, "written": 0, "sent": 1, "invalid_token": 1, "rejected": 0, "failed": 0, "skipped": 0])
+        #expect(providers["apns"] == ["devices": 3, "written": 0, "sent": 1, "invalid_token": 1, "rejected": 0, "failed": 1, "skipped": 0, "unsent": 0])
+        #expect(providers["fcm"] == ["devices": 2, "written": 0, "sent": 1, "invalid_token": 1, "rejected": 0, "failed": 0, "skipped": 0, "unsent": 0])
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out/requests-apns.ndjson")), "a send writes no request files")
     }
 
@@ -136,7 +149,7 @@ struct DeliveryResultFileTests {
             #expect(size == 0, "\(name)")
         }
         #expect(try resultLines(scratch, "sent.ndjson").count == 1)
-        #expect(Set(report.files.map(\.name)) == ["sent.ndjson", "invalid-tokens.ndjson", "failed.ndjson", "rejects.ndjson"])
+        #expect(Set(report.files.map(\.name)) == ["sent.ndjson", "invalid-tokens.ndjson", "failed.ndjson", "unsent.ndjson", "rejects.ndjson"])
     }
 
     /// Rejects of a send go to rejects.ndjson as in a dry run, and the rejected devices never

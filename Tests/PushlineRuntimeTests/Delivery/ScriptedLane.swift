@@ -33,7 +33,13 @@ actor ScriptedLane: DeliveryLane {
     private var settledSent = 0
     private var pending = 0
     private var finishing = false
+    /// `drain()` came: waiting requests settled unsent, later ones settle unsent at once.
+    private var draining = false
+    /// Requests settled unsent by the drain.
+    private(set) var drainedUnsent = 0
     private var waiting: [(line: Int, request: OutgoingRequest, outcome: DeliveryOutcome)] = []
+    /// `.slow` requests not settled yet ("in flight": `cancel()` settles them).
+    private var inFlight: [UInt64: OutgoingRequest] = [:]
     private var laneReport: LaneReport
 
     /// Highest line handed over so far.
@@ -75,11 +81,17 @@ actor ScriptedLane: DeliveryLane {
                 out.append(settled(request, .failed(reason: "provider_stopped", httpStatus: 0, attempts: 0), deferred: false, sent: false))
                 continue
             }
+            if draining {
+                drainedUnsent += 1
+                out.append(settled(request, .unsent(attempts: 0, possibleDuplicate: false), deferred: false, sent: false))
+                continue
+            }
             switch script(request) {
             case .settle(let outcome):
                 out.append(settled(request, outcome, deferred: false, sent: true))
             case .slow(let outcome, let delay):
                 pending += 1
+                inFlight[request.tag] = request
                 Task {
                     try? await Task.sleep(for: delay)
                     self.completeSlow(request, outcome)
@@ -96,6 +108,8 @@ actor ScriptedLane: DeliveryLane {
     }
 
     private func completeSlow(_ request: OutgoingRequest, _ outcome: DeliveryOutcome) {
+        // Cancelled meanwhile: already settled.
+        guard inFlight.removeValue(forKey: request.tag) != nil else { return }
         pending -= 1
         continuation.yield([settled(request, outcome, deferred: false, sent: true)])
         endIfDone()
@@ -133,14 +147,33 @@ actor ScriptedLane: DeliveryLane {
         endIfDone()
     }
 
-    /// Like `cancel`: what waits settles now (this lane has nothing in flight).
-    func drain() async { await cancel() }
+    /// Like a sender's drain: the "retry queue" settles as unsent now (one attempt made, as a
+    /// deferred request had), later requests at once; slow ones (in flight) still get their outcome.
+    func drain() async {
+        guard !draining else { return }
+        draining = true
+        let out = waiting.map { settled($0.request, .unsent(attempts: 1, possibleDuplicate: false), deferred: true, sent: false) }
+        drainedUnsent += waiting.count
+        pending -= waiting.count
+        waiting = []
+        if !out.isEmpty { continuation.yield(out) }
+        endIfDone()
+    }
 
     func cancel() async {
         finishing = true
-        let out = waiting.map { settled($0.request, .failed(reason: "cancelled", httpStatus: 0, attempts: 0), deferred: true, sent: false) }
+        var out = waiting.map { settled($0.request, .failed(reason: "cancelled", httpStatus: 0, attempts: 0), deferred: true, sent: false) }
         pending -= waiting.count
         waiting = []
+        // In flight, cancelled after it may have reached the provider, as a sender settles it.
+        for request in inFlight.values.sorted(by: { $0.tag < $1.tag }) {
+            let outcome: DeliveryOutcome = draining
+                ? .unsent(attempts: 1, possibleDuplicate: true)
+                : .failed(reason: "cancelled", httpStatus: 0, attempts: 1, possibleDuplicate: true)
+            out.append(settled(request, outcome, deferred: false, sent: false))
+        }
+        pending -= inFlight.count
+        inFlight = [:]
         if !out.isEmpty { continuation.yield(out) }
         endIfDone()
     }

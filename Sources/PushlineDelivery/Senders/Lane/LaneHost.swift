@@ -23,6 +23,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         var verdicts: [(check: UInt64, decision: LaneAuthenticator.RefreshDecision)] = []
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
         var endWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Waiting for a drain to be applied (the waiting requests settled).
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
         /// The loop has ended: nothing more is taken.
         var closed = false
         /// Producers inside `offer`: the lane does not end under them (a send in progress when
@@ -115,21 +117,31 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         wake()
     }
 
-    /// Finish, drain, cancel or look at the clock; waits for the lane's end for the first three.
+    /// Finish or cancel (waits for the lane's end), drain (waits until the waiting requests have
+    /// settled), or look at the clock (does not wait).
     func control(_ control: Control) async {
-        let closed = inbox.withLock { inbox -> Bool in
-            if !inbox.closed { inbox.control.append(control) }
-            return inbox.closed
+        guard control != .clockMoved else {
+            inbox.withLock { inbox in if !inbox.closed { inbox.control.append(control) } }
+            wake()
+            return
         }
-        wake()
-        guard !closed, control != .clockMoved else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ended = inbox.withLock { inbox -> Bool in
+            // The control and its waiter go in together: the turn that applies one sees the other.
+            let closed = inbox.withLock { inbox -> Bool in
                 if inbox.closed { return true }
-                inbox.endWaiters.append(continuation)
+                inbox.control.append(control)
+                if control == .drain {
+                    inbox.drainWaiters.append(continuation)
+                } else {
+                    inbox.endWaiters.append(continuation)
+                }
                 return false
             }
-            if ended { continuation.resume() }
+            if closed {
+                continuation.resume()
+            } else {
+                wake()
+            }
         }
     }
 
@@ -175,10 +187,14 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             events.removeAll(keepingCapacity: true)
         }
         let snapshot = currentReport()
+        var drained: [CheckedContinuation<Void, Never>] = []
+        let drainApplied = controls.contains(.drain)
         let inboxEmpty = inbox.withLock { inbox in
             inbox.report = snapshot
+            if drainApplied { swap(&drained, &inbox.drainWaiters) }
             return inbox.offered.isEmpty && inbox.activeOffers == 0
         }
+        for waiter in drained { waiter.resume() }
         // Requests handed over after the end still get a turn (they settle as cancelled).
         turnResult.ended = machineEnded && inboxEmpty
         turnResult.timeoutMilliseconds = timeout(now: now)
@@ -207,9 +223,10 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     func loopEnded() {
         let (ends, rooms) = inbox.withLock { inbox in
             inbox.closed = true
-            let ends = inbox.endWaiters
+            let ends = inbox.endWaiters + inbox.drainWaiters
             let rooms = inbox.roomWaiters
             inbox.endWaiters = []
+            inbox.drainWaiters = []
             inbox.roomWaiters = []
             return (ends, rooms)
         }

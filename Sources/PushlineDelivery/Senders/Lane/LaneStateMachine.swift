@@ -77,10 +77,9 @@ struct LaneStateMachine {
     enum Phase: Equatable {
         /// Taking requests and sending.
         case running
-        /// No more requests: send what is queued, wait out the retries.
+        /// No more requests: send what is queued, wait out the retries (or, draining, only
+        /// what is in flight).
         case finishing
-        /// Graceful stop: start nothing new; what waits settles unsent; what is in flight ends.
-        case draining
         /// Stop now: what waits settles cancelled; the driver cancels what is in flight.
         case cancelled
         /// Everything given has settled; nothing more happens.
@@ -122,6 +121,10 @@ struct LaneStateMachine {
     // MARK: State
 
     private(set) var phase = Phase.running
+    /// Graceful stop (`drain`): nothing new starts; what waits and what is offered settles
+    /// unsent; what is in flight gets its answer. The lane still ends only after finish or
+    /// cancel (requests handed over before the drain may still be on their way).
+    private(set) var draining = false
     /// Set when a configuration error stopped the provider.
     private(set) var stoppedBecause: String?
     private var queue = FIFOQueue<LaneItem>()
@@ -200,7 +203,7 @@ struct LaneStateMachine {
         }
         if let reason = refusalReason {
             for request in requests {
-                settle(LaneItem(request), reason.outcome(attempts: 0, status: 0), now: nil, into: &actions)
+                settle(LaneItem(request), reason.outcome(LaneItem(request), status: 0), now: nil, into: &actions)
             }
             advance(now: now, into: &actions)
             return (requests.count, actions)
@@ -262,7 +265,7 @@ struct LaneStateMachine {
             // Its planned send did not happen.
             item.plannedSends -= 1
             let reason = refusalReason ?? .cancelled
-            settle(item, reason.outcome(attempts: item.wireSends, status: item.lastStatus), now: now, into: &actions)
+            settle(item, reason.outcome(item, status: item.lastStatus), now: now, into: &actions)
         }
         advance(now: now, into: &actions)
         return actions
@@ -284,15 +287,13 @@ struct LaneStateMachine {
     }
 
     /// Graceful stop: nothing new starts; what is queued or waiting for a retry settles now as
-    /// not sent (`run_stopped`); what is in flight gets its answer; then the lane ends.
+    /// unsent (`run_stopped`), and so does everything offered later; what is in flight gets its
+    /// answer. The lane ends after `finish` or `cancel`, as always.
     mutating func drain(now: DeliveryInstant) -> Actions {
         var actions = Actions()
-        switch phase {
-        case .running, .finishing:
-            phase = .draining
+        if !draining, phase == .running || phase == .finishing {
+            draining = true
             settleWaiting(.runStopped, now: now, into: &actions)
-        case .draining, .cancelled, .ended:
-            break
         }
         advance(now: now, into: &actions)
         return actions
@@ -303,7 +304,7 @@ struct LaneStateMachine {
     mutating func cancel(now: DeliveryInstant) -> Actions {
         var actions = Actions()
         switch phase {
-        case .running, .finishing, .draining:
+        case .running, .finishing:
             phase = .cancelled
             settleWaiting(.cancelled, now: now, into: &actions)
         case .cancelled, .ended:
@@ -325,8 +326,8 @@ struct LaneStateMachine {
         case .resend:
             for waiter in waiters {
                 let item = waiter.item
-                if let reason = refusalReason ?? (phase == .draining ? .runStopped : nil) {
-                    settle(item, reason.outcome(attempts: item.wireSends, status: waiter.classification.status), now: now, into: &actions)
+                if let reason = refusalReason {
+                    settle(item, reason.outcome(item, status: waiter.classification.status), now: now, into: &actions)
                 } else if item.plannedSends >= retryPolicy.maximumAttempts {
                     settle(item, .failed(reason: RetryPolicy.GiveUpReason.attemptsExhausted.rawValue, httpStatus: waiter.classification.status, attempts: item.wireSends), now: now, into: &actions)
                 } else {
@@ -361,16 +362,17 @@ struct LaneStateMachine {
             // streams go again on a new one): an earlier copy may have been delivered.
             if completion.wireSends > 1 { item.possibleDuplicate = true }
             if completion.result == .cancelled {
-                let reason: StopReason = phase == .draining || phase == .cancelled ? .cancelled : (refusalReason ?? .cancelled)
+                // The device may have been notified by a copy that reached the provider.
                 if completion.mayHaveBeenDelivered, !completion.provenUnprocessed { item.possibleDuplicate = true }
-                settle(item, reason.outcome(attempts: item.wireSends, status: item.lastStatus), now: now, into: &actions)
+                let reason: StopReason = draining && stoppedBecause == nil ? .runStopped : .cancelled
+                settle(item, reason.outcome(item, status: item.lastStatus), now: now, into: &actions)
                 continue
             }
             if completion.result == .notHTTP2 {
                 // Refused before a byte of the request was written: the endpoint is not an
                 // HTTP/2 server (APNs and FCM v1 speak nothing else).
                 stop("\(Self.name(provider)): \(completion.curlErrorDescription); check endpoint; stopping this provider", now: now, into: &actions)
-                settle(item, StopReason.providerStopped.outcome(attempts: item.wireSends, status: 0), now: now, into: &actions)
+                settle(item, StopReason.providerStopped.outcome(item, status: 0), now: now, into: &actions)
                 continue
             }
             let classification = classify(completion)
@@ -450,9 +452,9 @@ struct LaneStateMachine {
         var item = item
         // No status: it may have been delivered, unless the server proved it did not process it.
         let ambiguous = classification.status == 0 && completion.mayHaveBeenDelivered && !completion.provenUnprocessed
-        if let reason = refusalReason ?? (phase == .draining ? .runStopped : nil) {
+        if let reason = refusalReason, reason != .runStopped {
             if ambiguous { item.possibleDuplicate = true }
-            settle(item, reason.outcome(attempts: item.wireSends, status: classification.status), now: now, into: &actions)
+            settle(item, reason.outcome(item, status: classification.status), now: now, into: &actions)
             return
         }
         if ambiguous, item.possibleDuplicate {
@@ -469,6 +471,11 @@ struct LaneStateMachine {
         switch decision {
         case .retry(let at, _):
             if ambiguous { item.possibleDuplicate = true }
+            if draining {
+                // Stopping: no retry; not delivered by this run (a resume sends it again).
+                settle(item, StopReason.runStopped.outcome(item, status: classification.status), now: now, into: &actions)
+                return
+            }
             pauseIfAsked(classification, now: now, unixTime: unixTime, into: &actions)
             if !item.deferred {
                 // The batch may go back to the pool: keep this request's own copy.
@@ -478,10 +485,11 @@ struct LaneStateMachine {
             }
             retries.insert(item, due: at)
         case .giveUp(let reason):
+            if ambiguous { item.possibleDuplicate = true }
             if reason == .deadlineExceeded, let delay = classification.retryAfter?.delay(unixTimeNow: unixTime), delay > .zero {
                 actions.notices.append("\(provider.rawValue): HTTP \(classification.status) \(classification.reason) asked to wait \(delay) (Retry-After), past the request's retry budget: that request fails, the lane goes on")
             }
-            settle(item, .failed(reason: reason.rawValue, httpStatus: classification.status, attempts: item.wireSends), now: now, into: &actions)
+            settle(item, .failed(reason: reason.rawValue, httpStatus: classification.status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
         }
     }
 
@@ -523,7 +531,7 @@ struct LaneStateMachine {
     /// question (while the authenticator judges a refused one, another send with it would be
     /// refused too).
     private var canStart: Bool {
-        stoppedBecause == nil && (phase == .running || phase == .finishing) && awaitingVerdictCount == 0
+        stoppedBecause == nil && !draining && (phase == .running || phase == .finishing) && awaitingVerdictCount == 0
     }
 
     /// Takes what the limits allow from the due retries and the queue and builds their
@@ -610,7 +618,7 @@ struct LaneStateMachine {
             }
             actions.wakeAt = wake
         }
-        let settling = phase != .running
+        let settling = phase == .finishing || phase == .cancelled
         if settling, queue.isEmpty, retries.isEmpty, inFlight.isEmpty, awaitingVerdictCount == 0 {
             phase = .ended
             actions.ended = true
@@ -626,13 +634,17 @@ struct LaneStateMachine {
     private enum StopReason {
         case cancelled
         case providerStopped
+        /// The run is stopping (drain): not sent by this run; a resume sends it again.
         case runStopped
 
-        func outcome(attempts: Int, status: Int) -> DeliveryOutcome {
+        func outcome(_ item: LaneItem, status: Int) -> DeliveryOutcome {
             switch self {
-            case .cancelled: .failed(reason: LaneFailureReason.cancelled, httpStatus: status, attempts: attempts)
-            case .providerStopped: .failed(reason: LaneFailureReason.providerStopped, httpStatus: status, attempts: attempts)
-            case .runStopped: .failed(reason: LaneFailureReason.runStopped, httpStatus: status, attempts: attempts)
+            case .cancelled:
+                .failed(reason: LaneFailureReason.cancelled, httpStatus: status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate)
+            case .providerStopped:
+                .failed(reason: LaneFailureReason.providerStopped, httpStatus: status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate)
+            case .runStopped:
+                .unsent(attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate)
             }
         }
     }
@@ -641,8 +653,9 @@ struct LaneStateMachine {
     private var refusalReason: StopReason? {
         switch phase {
         case .cancelled, .ended: return .cancelled
-        case .draining: return stoppedBecause != nil ? .providerStopped : .runStopped
-        case .running, .finishing: return stoppedBecause != nil ? .providerStopped : nil
+        case .running, .finishing:
+            if stoppedBecause != nil { return .providerStopped }
+            return draining ? .runStopped : nil
         }
     }
 
@@ -657,7 +670,7 @@ struct LaneStateMachine {
 
     private mutating func settleWaiting(_ reason: StopReason, now: DeliveryInstant, into actions: inout Actions) {
         for item in queue.removeAll() + retries.removeAll() {
-            settle(item, reason.outcome(attempts: item.wireSends, status: item.lastStatus), now: now, into: &actions)
+            settle(item, reason.outcome(item, status: item.lastStatus), now: now, into: &actions)
         }
     }
 

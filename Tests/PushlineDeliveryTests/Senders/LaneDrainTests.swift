@@ -1,0 +1,154 @@
+import Foundation
+import PushlineCore
+import PushlineDelivery
+import PushlineEmulator
+import Synchronization
+import Testing
+
+/// `DeliveryLane.drain()` and `cancel()` after it, through the protocol, on a real lane against
+/// the emulator: what the run's graceful stop relies on. Mid-run is decided by what the lane
+/// reported or what the emulator received, never by a fixed wait.
+@Suite("Sending lanes: drain and cancel")
+struct LaneDrainTests {
+    /// Reads a lane's events into a `LaneRun` while the test drives the lane.
+    final class EventReader: Sendable {
+        private final class Box: Sendable { let run = Mutex(LaneRun()) }
+        private let box = Box()
+        private let task: Task<Void, Never>
+
+        init(_ lane: any DeliveryLane) {
+            let box = self.box
+            task = Task {
+                for await events in lane.events {
+                    box.run.withLock { run in
+                        for event in events {
+                            switch event {
+                            case .deferred(let tag, _):
+                                if !run.deferred.insert(tag).inserted { run.violations.append("deferred twice: \(tag)") }
+                            case .settled(let settled):
+                                if run.settled.updateValue(settled, forKey: settled.request.tag) != nil {
+                                    run.violations.append("settled twice: \(settled.request.tag)")
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        var snapshot: LaneRun { box.run.withLock { $0 } }
+
+        /// Waits for the events to end (the lane's contract after finish / cancel).
+        func ended() async -> LaneRun {
+            await task.value
+            return snapshot
+        }
+
+        /// Waits until `condition` holds for what was reported so far; `limit` guards a hang.
+        func waitUntil(_ what: String, limit: Duration = .seconds(60), _ condition: (LaneRun) -> Bool) async throws {
+            let deadline = ContinuousClock.now + limit
+            while !condition(snapshot) {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("hang guard: no \(what) after \(limit): \(snapshot.counts), \(snapshot.deferred.count) deferred")
+                    throw CancellationError()
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
+    /// Every tenth token answers 500 to its first attempt, and retries back off up to 40 s
+    /// (jittered): those wait in the retry heap when the drain comes and settle unsent after their one
+    /// attempt; the queue settles unsent unattempted; what is in flight is answered (sent).
+    @Test func aDrainSettlesQueuedAndRetryingRequestsAsUnsent() async throws {
+        let tokens = (0..<250).map(TestCampaign.apnsToken)
+        try await withLaneHarness({ configuration in
+            configuration.faults.latencyMilliseconds = 20
+            for token in tokens.enumerated() where token.offset % 10 == 0 { configuration.faults.scripted[token.element] = [.internalServerError] }
+        }) { harness in
+            let slowRetry = RetryPolicy(maximumAttempts: 5, initialBackoff: .seconds(40), maximumBackoff: .seconds(60), maximumTotalTime: .seconds(600))
+            let settings = harness.settings(connections: 1, streams: 4, rate: "2000/s", retry: slowRetry)
+            let lane = try ProviderSenders.make(harness.apnsConfiguration(settings), routes: TestCampaign.routes)
+            let reader = EventReader(lane)
+            let requests = TestCampaign.requests(provider: .apns, tokens: tokens)
+            // The lane's queue (256) holds them all: `send` returns at once.
+            await lane.send(requests)
+            try await reader.waitUntil("retries waiting") { $0.deferred.count >= 3 }
+            await lane.drain()
+            let afterDrain = TestCampaign.requests(provider: .apns, tokens: [TestCampaign.apnsToken(999)])
+            await lane.send(afterDrain.map { OutgoingRequest(tag: 1000, entry: $0.entry, bytes: $0.bytes) })
+            await lane.finish()
+            let run = await reader.ended()
+
+            #expect(run.violations.isEmpty, "\(run.violations)")
+            #expect(run.settled.count == 251, "every request settled once")
+            let unsent = run.settled.values.filter { $0.outcome.kind == .unsent }
+            let sent = run.settled.values.filter { $0.outcome.kind == .sent }
+            #expect(sent.count + unsent.count == 251, "nothing failed: \(run.counts)")
+            #expect(unsent.allSatisfy { $0.outcome.reasonCode == "run_stopped" && !$0.outcome.possibleDuplicate })
+            // Waiting for their retry at the drain: unsent after the one attempt each made (a
+            // retry whose jittered backoff ended before the drain was sent: two attempts).
+            for tag in run.deferred {
+                let outcome = try #require(run.settled[tag]?.outcome)
+                #expect((outcome.kind == .unsent && outcome.attempts == 1) || (outcome.kind == .sent && outcome.attempts == 2), "tag \(tag): \(outcome)")
+            }
+            #expect(run.deferred.contains { run.settled[$0]?.outcome == .unsent(attempts: 1, possibleDuplicate: false) })
+            #expect(run.settled[1000]?.outcome == .unsent(attempts: 0, possibleDuplicate: false), "a request given after the drain")
+            #expect(unsent.contains { $0.outcome.attempts == 0 }, "the queue was not empty at the drain")
+            // What the lane says it sent is what the emulator received.
+            let attempts = run.settled.values.reduce(0) { $0 + $1.outcome.attempts }
+            #expect(harness.emulator.stats().apns.requests == attempts)
+        }
+    }
+
+    /// Requests the emulator holds for ten minutes: after a drain, `cancel()` settles the one in
+    /// flight (the lane is warming: one at a time) as unsent and possibly delivered.
+    @Test func cancelAfterADrainSettlesInFlightRequestsAsPossiblyDelivered() async throws {
+        let tokens = (0..<50).map(TestCampaign.apnsToken)
+        try await withLaneHarness({ $0.faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds }) { harness in
+            let lane = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
+            let reader = EventReader(lane)
+            await lane.send(TestCampaign.requests(provider: .apns, tokens: tokens))
+            try await waitForRequests(harness, 1)
+            await lane.drain()
+            await lane.cancel()
+            let run = await reader.ended()
+
+            #expect(run.violations.isEmpty && run.settled.count == 50)
+            let inFlight = run.settled.values.filter { $0.outcome.possibleDuplicate }
+            #expect(inFlight.count == harness.emulator.stats().apns.requests)
+            #expect(inFlight.allSatisfy { $0.outcome == .unsent(attempts: 1, possibleDuplicate: true) })
+            #expect(run.settled.values.filter { !$0.outcome.possibleDuplicate }.allSatisfy { $0.outcome == .unsent(attempts: 0, possibleDuplicate: false) })
+        }
+    }
+
+    /// Without a drain, `cancel()` fails them: `cancelled`, and the one in flight is marked
+    /// possibly delivered.
+    @Test func cancelWithoutADrainFailsInFlightRequestsAsPossiblyDelivered() async throws {
+        let tokens = (0..<50).map(TestCampaign.apnsToken)
+        try await withLaneHarness({ $0.faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds }) { harness in
+            let lane = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
+            let reader = EventReader(lane)
+            await lane.send(TestCampaign.requests(provider: .apns, tokens: tokens))
+            try await waitForRequests(harness, 1)
+            await lane.cancel()
+            let run = await reader.ended()
+
+            #expect(run.violations.isEmpty && run.settled.count == 50)
+            #expect(run.settled.values.allSatisfy { $0.outcome.kind == .failed && $0.outcome.reasonCode == "cancelled" })
+            let inFlight = run.settled.values.filter { $0.outcome.possibleDuplicate }
+            #expect(inFlight.count == harness.emulator.stats().apns.requests && inFlight.allSatisfy { $0.outcome.attempts == 1 })
+        }
+    }
+
+    private func waitForRequests(_ harness: LaneHarness, _ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while harness.emulator.stats().apns.requests < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("hang guard: the emulator got no request in 60 s")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
