@@ -17,6 +17,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pushline", targets: ["pushline"]),
+        .executable(name: "pushline-emulator", targets: ["pushline-emulator"]),
         .library(name: "PushlineCore", targets: ["PushlineCore"]),
         .library(name: "PushlineTemplates", targets: ["PushlineTemplates"]),
         .library(name: "PushlineEncoding", targets: ["PushlineEncoding"]),
@@ -77,7 +78,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // A local APNs / FCM v1 / OAuth server with fault injection, for tests and `pushline emulate`.
+        // A local APNs / FCM v1 / OAuth server with fault injection, for tests and `pushline-emulator`.
         .target(
             name: "PushlineEmulator",
             dependencies: [
@@ -99,10 +100,16 @@ let package = Package(
             name: "pushline",
             dependencies: [
                 "PushlineRuntime", "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO",
-                "PushlineEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        // The emulator's own executable, so that building `pushline` compiles no SwiftNIO,
+        // nio-ssl (a second BoringSSL), nio-http2 or swift-certificates.
+        .executableTarget(
+            name: "pushline-emulator",
+            dependencies: ["PushlineEmulator", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
 

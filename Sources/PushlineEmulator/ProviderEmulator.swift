@@ -5,7 +5,7 @@ import NIOPosix
 import NIOSSL
 
 /// A local APNs / FCM v1 / OAuth server over HTTP/2 and TLS (ALPN h2) with seeded fault
-/// injection, for tests and `pushline emulate`.
+/// injection, for tests and `pushline-emulator`.
 ///
 /// ```swift
 /// let credentials = try EmulatorCredentials.generate()

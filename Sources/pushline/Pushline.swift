@@ -27,7 +27,7 @@ struct Pushline: AsyncParsableCommand {
         """,
         subcommands: [
             RunCommand.self, ValidateCommand.self, RenderCommand.self,
-            GenerateAudienceCommand.self, TemplateCommand.self, EmulateCommand.self,
+            GenerateAudienceCommand.self, TemplateCommand.self,
         ]
     )
 

@@ -1,11 +1,14 @@
 import Foundation
 import Testing
 
-/// The real `pushline` binary, built by `swift build --build-tests` (scripts/test builds it first).
+/// The real `pushline` binary, built by `swift build --build-tests` (scripts/test builds it first),
+/// and the emulator's, `pushline-emulator`, built with it.
 enum PushlineBinary {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let path = root.appendingPathComponent(".build/debug/pushline").path
     static var exists: Bool { FileManager.default.isExecutableFile(atPath: path) }
+    static let emulatorPath = root.appendingPathComponent(".build/debug/pushline-emulator").path
+    static var emulatorExists: Bool { FileManager.default.isExecutableFile(atPath: emulatorPath) }
 
     struct Outcome {
         var status: Int32
@@ -14,11 +17,13 @@ enum PushlineBinary {
         var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
     }
 
-    /// Runs the binary with `arguments`; standard output goes to `stdoutPath` when given
-    /// (e.g. /dev/full), else is captured.
-    static func run(_ arguments: [String], stdoutPath: String? = nil, closedStdout: Bool = false, in directory: String? = nil) throws -> Outcome {
+    /// Runs the binary (`executable`: another one, such as `emulatorPath`) with `arguments`;
+    /// standard output goes to `stdoutPath` when given (e.g. /dev/full), else is captured.
+    static func run(
+        _ arguments: [String], executable: String = path, stdoutPath: String? = nil, closedStdout: Bool = false, in directory: String? = nil
+    ) throws -> Outcome {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let errors = Pipe()

@@ -64,9 +64,13 @@ public struct OAuthTokenRequest: Sendable, Equatable, CustomStringConvertible, C
 public struct OAuthHTTPResponse: Sendable {
     public var status: Int
     public var body: [UInt8]
+    /// Set when the transport cut the body at this many bytes (`TransportResponse.bodyTruncated`
+    /// with its `maxResponseBodyBytes`): `body` is only the first bytes and is not parsed.
+    public var bodyTruncatedAt: Int?
 
-    public init(status: Int, body: [UInt8]) {
+    public init(status: Int, body: [UInt8], bodyTruncatedAt: Int? = nil) {
         self.status = status
         self.body = body
+        self.bodyTruncatedAt = bodyTruncatedAt
     }
 }

@@ -10,7 +10,9 @@ public struct OAuthTokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// that the token is asked for again at least daily and no arithmetic overflows.
     public static let maximumLifetime: Duration = .seconds(86_400)
     static let accessTokenLimit = 8 * 1024
-    static let bodyLimit = 64 * 1024
+    /// The largest token response read: twice the longest access token leaves room for the
+    /// rest (Google's answers are far smaller). The exchange's transport keeps this much of a body.
+    public static let bodyLimit = 16 * 1024
 
     init(accessToken: String, expiresIn: Duration) {
         self.accessToken = accessToken
@@ -23,8 +25,11 @@ public struct OAuthTokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// or an error of the kind `FCMAuthError.isRetryable` tells (429, 5xx and no response are
     /// retryable; any other status means the account or `token_uri` is wrong).
     public static func parse(_ response: OAuthHTTPResponse) throws(FCMAuthError) -> Self {
+        // A body cut by the transport, or longer than is read, is said to be that: a prefix of
+        // JSON would otherwise be reported as "not JSON".
+        let overLimit = response.bodyTruncatedAt ?? (response.body.count > bodyLimit ? bodyLimit : nil)
         guard response.status == 200 else {
-            let detail = errorDetail(response.body)
+            let detail = overLimit.map(ResponseBody.overLimit) ?? errorDetail(response.body)
             switch response.status {
             case 0, 408, 429, 500...599:
                 throw .tokenEndpointUnavailable(status: response.status, detail: detail)
@@ -32,7 +37,9 @@ public struct OAuthTokenResponse: Sendable, Equatable, CustomStringConvertible {
                 throw .tokenEndpointRejected(status: response.status, detail: detail)
             }
         }
-        guard response.body.count <= bodyLimit else { throw .tokenResponseInvalid("the body is larger than \(bodyLimit) bytes") }
+        if let overLimit {
+            throw .tokenResponseInvalid("\(ResponseBody.overLimit(overLimit)) (an access token is at most \(accessTokenLimit) bytes)")
+        }
         let root: JSONValue
         do {
             root = try JSONDocument(bytes: response.body, maxDepth: 16).root
@@ -71,7 +78,7 @@ public struct OAuthTokenResponse: Sendable, Equatable, CustomStringConvertible {
 
     /// `error` and `error_description` of an OAuth error body (RFC 6749 §5.2), bounded and redacted.
     private static func errorDetail(_ body: [UInt8]) -> String {
-        guard !body.isEmpty, body.count <= bodyLimit,
+        guard !body.isEmpty,
               let root = try? JSONDocument(bytes: body, maxDepth: 16).root, root.kind == .object
         else { return "" }
         var parts: [String] = []

@@ -1,17 +1,29 @@
 /// Classifies an APNs answer: status, the `apns-id` and `retry-after` headers, and the body
-/// `{"reason": …, "timestamp": ms}` (hostile: bounded, any bytes, never a crash).
+/// `{"reason": …, "timestamp": ms}` (hostile: bounded, any bytes, never a crash). Only 200 is
+/// sent; a status that is neither 200 nor 4xx/5xx is `unexpected_status` (`ProviderStatus`).
 public enum APNsResponseClassifier {
+    /// - Parameter bodyTruncatedAt: the transport's `maxResponseBodyBytes` when it cut the body
+    ///   there (`TransportResponse.bodyTruncated`): the body is then not read, the status decides.
     public static func classify(
-        status: Int, body: some Collection<UInt8>, apnsID: [UInt8]? = nil, retryAfter retryAfterHeader: [UInt8]? = nil
+        status: Int, body: some Collection<UInt8>, apnsID: [UInt8]? = nil, retryAfter retryAfterHeader: [UInt8]? = nil,
+        bodyTruncatedAt: Int? = nil
     ) -> ResponseClassification {
         let retryAfter = retryAfterHeader.flatMap { RetryAfter(headerValue: $0) }
-        if (200...299).contains(status) {
+        switch ProviderStatus(status) {
+        case .success:
             return .init(outcome: .sent(providerID: apnsID.flatMap { ResponseBody.headerString($0) }), status: status, reason: "sent")
-        }
-        if status == 0 {
+        case .noResponse:
             // No response: a reset stream or GOAWAY that libcurl 7.88 reports as success with no
             // status, or a transport error. Never sent; retry on another connection.
             return .init(outcome: .retryable(newConnection: true), status: 0, reason: "no_response", retryAfter: retryAfter)
+        case .unexpected:
+            return ProviderStatus.unexpectedClassification(status: status, retryAfter: retryAfter)
+        case .error:
+            break
+        }
+        if let bodyTruncatedAt {
+            return .init(outcome: outcomeForStatus(status), status: status, reason: "http_\(status)",
+                         message: ResponseBody.overLimit(bodyTruncatedAt), retryAfter: retryAfter)
         }
         let root = ResponseBody.jsonObject(body)
         let reasonName = ResponseBody.wireString(root?["reason"])
@@ -24,7 +36,7 @@ public enum APNsResponseClassifier {
                      providerReason: reason.map { .apns($0) })
     }
 
-    /// For a body without a known reason: what the status alone says.
+    /// For a body without a known reason: what the error status (4xx, 5xx) alone says.
     static func outcomeForStatus(_ status: Int) -> ResponseOutcome {
         switch status {
         case 403: .configurationError

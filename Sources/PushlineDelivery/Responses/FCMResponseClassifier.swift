@@ -18,19 +18,33 @@ public enum FCMResponseClassifier {
         public var tokenFieldViolation: Bool
     }
 
+    /// Only 200 is sent; a status that is neither 200 nor 4xx/5xx is `unexpected_status`
+    /// (`ProviderStatus`).
+    /// - Parameter bodyTruncatedAt: the transport's `maxResponseBodyBytes` when it cut the body
+    ///   there (`TransportResponse.bodyTruncated`): the body is then not read, the status decides.
     public static func classify(
-        status: Int, body: some Collection<UInt8>, retryAfter retryAfterHeader: [UInt8]? = nil
+        status: Int, body: some Collection<UInt8>, retryAfter retryAfterHeader: [UInt8]? = nil, bodyTruncatedAt: Int? = nil
     ) -> ResponseClassification {
         let retryAfter = retryAfterHeader.flatMap { RetryAfter(headerValue: $0) }
-        if (200...299).contains(status) {
-            let name = ResponseBody.jsonObject(body).flatMap { root -> String? in
+        switch ProviderStatus(status) {
+        case .success:
+            // The message name is kept only from a whole body; a 200 is sent either way.
+            let name = bodyTruncatedAt != nil ? nil : ResponseBody.jsonObject(body).flatMap { root -> String? in
                 guard let value = root["name"], value.kind == .string else { return nil }
                 return value.withUnescapedString { ResponseBody.headerString($0, limit: 512) } ?? nil
             }
             return .init(outcome: .sent(providerID: name), status: status, reason: "sent")
-        }
-        if status == 0 {
+        case .noResponse:
             return .init(outcome: .retryable(newConnection: true), status: 0, reason: "no_response", retryAfter: retryAfter)
+        case .unexpected:
+            return ProviderStatus.unexpectedClassification(status: status, retryAfter: retryAfter)
+        case .error:
+            break
+        }
+        if let bodyTruncatedAt {
+            let empty = ErrorBody(errorCode: nil, status: nil, message: nil, tokenFieldViolation: false)
+            return .init(outcome: outcome(status: status, error: empty), status: status, reason: "http_\(status)",
+                         message: ResponseBody.overLimit(bodyTruncatedAt), retryAfter: retryAfter)
         }
         let error = parseError(body)
         let outcome = outcome(status: status, error: error)
@@ -39,8 +53,8 @@ public enum FCMResponseClassifier {
                      providerReason: error.errorCode.map { .fcm($0) })
     }
 
-    /// The FCM table of PROVIDERS.md, then google.rpc status and HTTP status for answers
-    /// without an FcmError detail.
+    /// The FCM table of PROVIDERS.md, then google.rpc status and HTTP status (4xx, 5xx) for
+    /// answers without an FcmError detail.
     static func outcome(status: Int, error: ErrorBody) -> ResponseOutcome {
         switch error.errorCode {
         case .invalidArgument?:

@@ -1,10 +1,18 @@
 import PushlineCore
 
 /// Reading a provider's response body, which is hostile: any bytes, any size. Larger bodies
-/// than `limit` are not parsed (the status alone classifies them); JSON depth is bounded.
+/// than `limit`, and bodies the transport cut at its `maxResponseBodyBytes`, are not parsed (the
+/// status alone classifies them); JSON depth is bounded.
 enum ResponseBody {
     static let limit = 16 * 1024
     static let maxDepth = 16
+
+    /// What every reader of a response says about a body the transport cut at `limit` bytes
+    /// (`TransportResponse.bodyTruncated`): what it is, rather than "not JSON" about the prefix
+    /// it kept. A prefix is never parsed: it may parse and say what the whole body does not.
+    static func overLimit(_ limit: Int) -> String {
+        "response body over \(limit) bytes"
+    }
 
     static func jsonObject(_ body: some Collection<UInt8>) -> JSONValue? {
         guard !body.isEmpty, body.count <= limit,

@@ -5,9 +5,12 @@ public struct ResponseClassification: Sendable, Equatable, CustomStringConvertib
     /// The HTTP status; 0 when no response arrived.
     public let status: Int
     /// The provider's reason as it is on the wire (`BadDeviceToken`, `UNREGISTERED`), printable
-    /// and bounded; or `http_<status>` when the body names none, `no_response` for status 0.
+    /// and bounded; or `http_<status>` when the body names none (or was cut by the transport),
+    /// `no_response` for status 0, `unexpected_status` for a status that is neither 200 nor
+    /// 4xx/5xx.
     public let reason: String
-    /// FCM's error message (bounded, token-like runs redacted), for `failed.ndjson`.
+    /// FCM's error message (bounded, token-like runs redacted), or what Pushline says about the
+    /// answer (an unexpected status, a body over the transport's limit), for logs.
     public let message: String?
     /// The response's Retry-After, when it had one that parses.
     public let retryAfter: RetryAfter?
@@ -29,6 +32,10 @@ public struct ResponseClassification: Sendable, Equatable, CustomStringConvertib
     public var description: String {
         "\(outcome) (HTTP \(status), \(reason)\(message.map { ": " + $0 } ?? ""))"
     }
+
+    /// The reason of an answer whose status is neither 200 nor 4xx/5xx (1xx, 2xx other than 200,
+    /// 3xx, 600 and above): a permanent failure carrying that status (docs/delivery.md).
+    public static let unexpectedStatusReason = "unexpected_status"
 }
 
 /// A provider's typed error reason.
@@ -39,8 +46,8 @@ public enum ProviderErrorReason: Sendable, Hashable {
 
 /// The outcome classes of PROVIDERS.md.
 public enum ResponseOutcome: Sendable, Equatable, CustomStringConvertible {
-    /// Accepted: `providerID` is the apns-id or the FCM message name (nil if the response had
-    /// none).
+    /// Accepted (HTTP 200 only): `providerID` is the apns-id or the FCM message name (nil if the
+    /// response had none).
     case sent(providerID: String?)
     /// The device token is gone or wrong: report it for pruning, do not retry. `timestamp` is
     /// APNs' 410 timestamp (ms since 1970) when it gave one.
@@ -48,7 +55,8 @@ public enum ResponseOutcome: Sendable, Equatable, CustomStringConvertible {
     /// Try again with backoff; `newConnection`: not on the connection that answered (APNs
     /// Shutdown and IdleTimeout, and every request without a response).
     case retryable(newConnection: Bool)
-    /// Our request is wrong: retrying cannot help; fail the device.
+    /// Our request is wrong, or the answer cannot be read as delivered (`unexpected_status`):
+    /// retrying cannot help; fail the device.
     case permanent
     /// The provider's credentials or configuration are wrong: stop this provider instead of
     /// burning the audience.

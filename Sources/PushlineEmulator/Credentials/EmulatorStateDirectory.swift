@@ -3,7 +3,7 @@ import Crypto
 import _CryptoExtras
 import PushlineCore
 
-/// The folder `pushline emulate` keeps its keys and certificate in, so that `--print-config`
+/// The folder `pushline-emulator` keeps its keys and certificate in, so that `--print-config`
 /// and a later serving run (or a restart) agree on the key files and the CA file.
 ///
 /// Files: `emulator-ca.pem` (the certificate: `ca_file`), `emulator-tls-key.pem`,

@@ -38,7 +38,7 @@ public enum PipelineLoader {
     /// credentials and compiles: every problem of all three steps is reported at once, in file
     /// order. `environment`: the process's unless given (tests pass their own).
     /// `providersPath`: a YAML file whose `providers:` block replaces the pipeline's (credentials
-    /// kept apart from the campaign; `pushline emulate` writes one). Its relative paths are
+    /// kept apart from the campaign; `pushline-emulator` writes one). Its relative paths are
     /// relative to it, and diagnostics under `providers` name it.
     public static func load(
         path: String, now: Int, limits: ConfigLimits = .standard,
@@ -88,7 +88,7 @@ public enum PipelineLoader {
     static func replacingProviders(of pipeline: ConfigNode, with providersPath: String, limits: ConfigLimits) throws(PipelineError) -> ConfigNode {
         let document = try parse(bytes: readFile(providersPath, limit: limits.maxFileBytes), path: providersPath, limits: limits)
         guard let entries = document.mappingEntries, let providers = document["providers"] else {
-            throw PipelineError(path: providersPath, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "a providers file holds one key, `providers:` (as `pushline emulate` writes it)", at: document)])
+            throw PipelineError(path: providersPath, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(), "a providers file holds one key, `providers:` (as `pushline-emulator` writes it)", at: document)])
         }
         if let other = entries.first(where: { $0.key != "providers" }) {
             throw PipelineError(path: providersPath, diagnostics: [ConfigDiagnostic(.error, path: ConfigPath(other.key), "a providers file holds only `providers:`; the campaign's other keys belong in the pipeline file", at: other.node)])

@@ -50,12 +50,54 @@ struct OAuthTokenResponseTests {
         #expect(error.description.hasPrefix("FCM OAuth token endpoint answered 200"))
     }
 
-    @Test("an access token longer than 8 KiB is refused")
+    @Test("an access token longer than 8 KiB is refused as too long")
     func longToken() {
         let token = String(repeating: "a", count: 8 * 1024 + 1)
-        #expect(throws: FCMAuthError.self) {
-            try parse(200, #"{"access_token":"\#(token)","expires_in":3599,"token_type":"Bearer"}"#).get()
+        guard case .failure(let error) = parse(200, #"{"access_token":"\#(token)","expires_in":3599,"token_type":"Bearer"}"#) else {
+            Issue.record("accepted a token of \(token.utf8.count) bytes")
+            return
         }
+        #expect(error.description == "FCM OAuth token endpoint answered 200 with an unusable token response: access_token is longer than 8192 bytes")
+        #expect(!error.isRetryable)
+    }
+
+    /// What the exchange's transport hands over when the server sent more than it keeps: the
+    /// first bytes, which are not JSON, and the limit.
+    static func cutAnswer(status: Int, tokenBytes: Int) -> OAuthHTTPResponse {
+        let whole = Array(#"{"access_token":"\#(String(repeating: "a", count: tokenBytes))","expires_in":3599,"token_type":"Bearer"}"#.utf8)
+        return OAuthHTTPResponse(status: status, body: Array(whole.prefix(OAuthTokenResponse.bodyLimit)), bodyTruncatedAt: OAuthTokenResponse.bodyLimit)
+    }
+
+    @Test("a 200 body the transport cut is reported as over the limit, not as 'not JSON'", arguments: [16_384, 100_000, 10_000_000])
+    func cutBody(tokenBytes: Int) {
+        let result = Result { () throws(FCMAuthError) in try OAuthTokenResponse.parse(Self.cutAnswer(status: 200, tokenBytes: tokenBytes)) }
+        guard case .failure(let error) = result else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(error.description == "FCM OAuth token endpoint answered 200 with an unusable token response: response body over 16384 bytes (an access token is at most 8192 bytes)")
+        #expect(!error.isRetryable)
+    }
+
+    @Test("a body longer than is read, from an exchange that did not cut it, is said to be that")
+    func longUncutBody() {
+        let body = Array(#"{"access_token":"\#(String(repeating: "a", count: 20_000))","expires_in":3599,"token_type":"Bearer"}"#.utf8)
+        guard case .failure(let error) = Result(catching: { () throws(FCMAuthError) in try OAuthTokenResponse.parse(OAuthHTTPResponse(status: 200, body: body)) }) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(error.description.hasSuffix("response body over 16384 bytes (an access token is at most 8192 bytes)"))
+    }
+
+    @Test("an error answer whose body was cut names the status and the cut", arguments: [(400, false), (503, true)])
+    func cutErrorBody(status: Int, retryable: Bool) {
+        let result = Result { () throws(FCMAuthError) in try OAuthTokenResponse.parse(Self.cutAnswer(status: status, tokenBytes: 100_000)) }
+        guard case .failure(let error) = result else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(error.isRetryable == retryable)
+        #expect(error.description.contains("HTTP \(status): response body over 16384 bytes"), "\(error.description)")
     }
 
     @Test("error answers: 400/401/403 refuse the account (configuration), 429/5xx/no answer are retryable", arguments: [

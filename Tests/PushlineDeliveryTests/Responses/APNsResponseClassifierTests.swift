@@ -58,6 +58,44 @@ struct APNsResponseClassifierTests {
         #expect(Self.classify(200, "", apnsID: String(repeating: "a", count: 500)).outcome == .sent(providerID: nil))
     }
 
+    /// 1xx, every 2xx but 200, 3xx and what lies outside 100–599: none is an answer APNs gives.
+    static let unexpectedStatuses = [100, 101, 103, 199, 201, 202, 203, 204, 205, 206, 207, 208, 226, 250, 299,
+                                     300, 301, 302, 303, 304, 305, 307, 308, 399, 600, 999, 1_000, 65_535, -1]
+
+    @Test("only 200 is sent: any other status outside 4xx/5xx fails as unexpected_status, whatever the body and headers say",
+          arguments: unexpectedStatuses)
+    func unexpectedStatus(status: Int) {
+        let id = "2a6e5b4e-0a9c-4a59-9a3b-5ad6e0b9f2f1"
+        for body in ["", "{}", #"{"reason":"BadDeviceToken"}"#, #"{"reason":"Unregistered","timestamp":1700000000123}"#] {
+            let result = Self.classify(status, body, apnsID: id, retryAfter: "5")
+            #expect(result.outcome == .permanent, "\(status) \(body)")
+            #expect(result.reason == "unexpected_status")
+            #expect(result.status == status)
+            #expect(result.providerReason == nil)
+            #expect(result.message == "HTTP \(status) is not an answer the provider documents; only 200 is sent")
+        }
+    }
+
+    @Test("a body the transport cut is not read: the status decides, and the message says why", arguments: [
+        (400, ResponseOutcome.permanent), (403, .configurationError), (410, .invalidToken(timestamp: nil)),
+        (429, .throttled(.provider)), (503, .retryable(newConnection: false)),
+    ])
+    func truncatedBody(status: Int, outcome: ResponseOutcome) {
+        // The kept prefix is whole JSON naming a reason that would decide otherwise.
+        let result = APNsResponseClassifier.classify(status: status, body: Array(#"{"reason":"Shutdown"}"#.utf8), bodyTruncatedAt: 8192)
+        #expect(result.outcome == outcome)
+        #expect(result.reason == "http_\(status)")
+        #expect(result.message == "response body over 8192 bytes")
+        let whole = APNsResponseClassifier.classify(status: status, body: Array(#"{"reason":"Shutdown"}"#.utf8))
+        #expect(whole.reason == "Shutdown" && whole.message == nil)
+    }
+
+    @Test("a 200 whose body was cut is still sent")
+    func truncatedSuccess() {
+        let result = APNsResponseClassifier.classify(status: 200, body: Array(repeating: UInt8(ascii: "x"), count: 100), apnsID: Array("abc".utf8), bodyTruncatedAt: 100)
+        #expect(result.outcome == .sent(providerID: "abc"))
+    }
+
     @Test("410 carries its timestamp (ms) for pruning")
     func unregisteredTimestamp() {
         let result = Self.classify(410, #"{"reason":"Unregistered","timestamp":1700000000123}"#)
@@ -77,7 +115,7 @@ struct APNsResponseClassifierTests {
     @Test("an unknown reason keeps its wire name, bounded, and the status decides", arguments: [
         (400, ResponseOutcome.permanent), (403, .configurationError), (410, .invalidToken(timestamp: nil)),
         (429, .throttled(.provider)), (500, .retryable(newConnection: false)), (502, .retryable(newConnection: false)),
-        (418, .permanent), (301, .permanent),
+        (418, .permanent), (599, .retryable(newConnection: false)),
     ])
     func unknownReason(status: Int, outcome: ResponseOutcome) {
         let result = Self.classify(status, #"{"reason":"BrandNewReason"}"#)

@@ -47,6 +47,44 @@ struct FCMResponseClassifierTests {
         #expect(Self.classify(200, #"{"name":42}"#).outcome == .sent(providerID: nil))
     }
 
+    @Test("only 200 is sent: any other status outside 4xx/5xx fails as unexpected_status, whatever the body says",
+          arguments: APNsResponseClassifierTests.unexpectedStatuses)
+    func unexpectedStatus(status: Int) {
+        let bodies = [
+            "", #"{"name":"projects/pushline-demo/messages/0:1700000000%abc"}"#,
+            Self.body(code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED"),
+        ]
+        for body in bodies {
+            let result = Self.classify(status, body, retryAfter: "5")
+            #expect(result.outcome == .permanent, "\(status) \(body)")
+            #expect(result.reason == "unexpected_status")
+            #expect(result.status == status)
+            #expect(result.providerReason == nil)
+            #expect(result.message == "HTTP \(status) is not an answer the provider documents; only 200 is sent")
+        }
+    }
+
+    @Test("a body the transport cut is not read: the status decides, and the message says why", arguments: [
+        (400, ResponseOutcome.permanent), (401, .refreshCredentials), (404, .configurationError),
+        (429, .throttled(.provider)), (500, .retryable(newConnection: false)),
+    ])
+    func truncatedBody(status: Int, outcome: ResponseOutcome) {
+        // The kept prefix is whole JSON with a detail that would decide otherwise.
+        let prefix = Array(Self.body(code: status, status: "RESOURCE_EXHAUSTED", message: "m", errorCode: "QUOTA_EXCEEDED").utf8)
+        let result = FCMResponseClassifier.classify(status: status, body: prefix, bodyTruncatedAt: 8192)
+        #expect(result.outcome == outcome)
+        #expect(result.reason == "http_\(status)")
+        #expect(result.message == "response body over 8192 bytes")
+        #expect(FCMResponseClassifier.classify(status: status, body: prefix).outcome == .throttled(.project))
+    }
+
+    @Test("a 200 whose body was cut is sent, without a message name read from the prefix")
+    func truncatedSuccess() {
+        let prefix = Array(#"{"name":"projects/p/messages/1"}"#.utf8)
+        #expect(FCMResponseClassifier.classify(status: 200, body: prefix, bodyTruncatedAt: 8192).outcome == .sent(providerID: nil))
+        #expect(FCMResponseClassifier.classify(status: 200, body: prefix).outcome == .sent(providerID: "projects/p/messages/1"))
+    }
+
     @Test("QUOTA_EXCEEDED keeps its Retry-After for the project pause")
     func quotaRetryAfter() {
         let result = Self.classify(429, Self.body(code: 429, status: "RESOURCE_EXHAUSTED", message: "Quota", errorCode: "QUOTA_EXCEEDED"), retryAfter: "90")

@@ -45,7 +45,7 @@ struct HostileInputTests {
     @Test("classifiers and the token response parser never crash and print only bounded ASCII")
     func randomBodies() {
         for body in Self.inputs(count: 3_000, seed: 2026) {
-            for status in [0, 200, 400, 401, 403, 404, 410, 429, 500, 503] {
+            for status in [0, 200, 204, 302, 400, 401, 403, 404, 410, 429, 500, 503] {
                 let apns = APNsResponseClassifier.classify(status: status, body: body, apnsID: body, retryAfter: body)
                 let fcm = FCMResponseClassifier.classify(status: status, body: body, retryAfter: body)
                 #expect(Self.isBoundedPrintable(apns.reason, limit: 64))

@@ -97,7 +97,7 @@ struct LaneMachineDriver {
 
     /// Answers the first in-flight transfer whose request has `tag` (or the oldest one).
     mutating func answer(
-        tag: UInt64? = nil, status: Int, body: String = "", retryAfter: String? = nil, apnsID: String? = nil,
+        tag: UInt64? = nil, status: Int, body: String = "", bodyTruncatedAt: Int? = nil, retryAfter: String? = nil, apnsID: String? = nil,
         result: TransportResult = .response, wireSends: Int? = nil, provenUnprocessed: Bool = false,
         mayHaveBeenDelivered: Bool? = nil, curlCode: Int32 = 0
     ) {
@@ -107,7 +107,8 @@ struct LaneMachineDriver {
         }
         let transfer = inFlight.remove(at: index)
         let completion = LaneStateMachine.Completion(
-            slot: transfer.slot, result: result, status: status, body: Array(body.utf8), apnsID: apnsID.map { Array($0.utf8) },
+            slot: transfer.slot, result: result, status: status, body: Array(body.utf8), bodyTruncatedAt: bodyTruncatedAt,
+            apnsID: apnsID.map { Array($0.utf8) },
             retryAfter: retryAfter.map { Array($0.utf8) }, curlCode: curlCode, curlErrorDescription: "curl said no",
             mayHaveBeenDelivered: mayHaveBeenDelivered, wireSends: wireSends, provenUnprocessed: provenUnprocessed
         )
@@ -208,6 +209,16 @@ struct LaneStateMachineTests {
         #expect(lane.outcome(3) == .failed(reason: "BadCollapseId", httpStatus: 400, attempts: 1))
         #expect(lane.outcome(4) == .failed(reason: "PayloadTooLarge", httpStatus: 413, attempts: 1))
         #expect(lane.machine.stoppedBecause == nil)
+    }
+
+    @Test("a body the transport cut is not parsed: a 400 whose cut body starts like BadDeviceToken is a permanent failure, not an invalid token")
+    func truncatedBodies() {
+        var lane = LaneMachineDriver(count: 2)
+        lane.offerAll()
+        lane.answer(status: 200)
+        lane.answer(status: 400, body: #"{"reason":"BadDeviceToken""#, bodyTruncatedAt: 26)
+        #expect(lane.outcome(1)?.kind == .failed)
+        #expect(lane.outcome(1)?.httpStatus == 400)
     }
 
     @Test("a configuration error (403 InvalidProviderToken) stops the provider: what waits fails provider_stopped, later offers at once, in-flight answers still count")

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// `pushline emulate --print-config`, `validate` and `run` with the providers' credentials, through
-/// the real binary.
+/// `pushline-emulator --print-config`, `validate` and `run` with the providers' credentials, through
+/// the real binaries.
 @Suite("Command line: credentials, run modes, print-config", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
 struct ConfigurationCommandLineTests {
     /// The notification part of a pipeline; a `providers:` block is appended.
@@ -14,9 +14,10 @@ struct ConfigurationCommandLineTests {
 
     """
 
-    @Test func thePrintedProvidersBlockIsAcceptedByValidateAsPrinted() throws {
+    @Test(.enabled(if: PushlineBinary.emulatorExists, "needs .build/debug/pushline-emulator (swift build --build-tests)"))
+    func thePrintedProvidersBlockIsAcceptedByValidateAsPrinted() throws {
         let scratch = try Scratch()
-        let printed = try PushlineBinary.run(["emulate", "--print-config", "--port", "18452", "--state-dir", scratch.file("emu")])
+        let printed = try PushlineBinary.run(["--print-config", "--port", "18452", "--state-dir", scratch.file("emu")], executable: PushlineBinary.emulatorPath)
         #expect(printed.status == 0, "\(printed.stderr)")
         #expect(printed.stdout.hasPrefix("providers:\n"))
         let pipeline = scratch.file("staged.yaml")

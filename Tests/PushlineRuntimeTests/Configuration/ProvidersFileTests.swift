@@ -6,7 +6,7 @@ import PushlineRuntime
 import Testing
 
 /// `--providers FILE`: a file holding only `providers:` replaces the pipeline's block, so
-/// credentials live apart from the campaign (and `pushline emulate` can hand over its own).
+/// credentials live apart from the campaign (and `pushline-emulator` can hand over its own).
 @Suite("Providers file: a providers block kept apart from the pipeline")
 struct ProvidersFileTests {
     /// The pipeline's own block names a project and a topic but no credentials.

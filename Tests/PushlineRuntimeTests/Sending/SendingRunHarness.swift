@@ -10,7 +10,7 @@ import Testing
 
 /// A whole sending run against the in-process emulator: real credential files, a pipeline file
 /// whose `providers:` point at the emulator over TLS, an audience file, and `CampaignRun` with the
-/// real senders. What a person gets from `pushline emulate` + `pushline run`.
+/// real senders. What a person gets from `pushline-emulator` + `pushline run`.
 struct SendingRunHarness {
     /// RSA key generation is slow: one set of credentials for every run.
     static let credentials: EmulatorCredentials = try! EmulatorCredentials.generate()

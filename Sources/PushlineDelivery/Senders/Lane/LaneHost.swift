@@ -322,6 +322,7 @@ extension LaneStateMachine.Completion {
     init(_ response: TransportResponse) {
         self.init(
             slot: response.slot, result: response.result, status: response.status, body: response.body,
+            bodyTruncatedAt: response.bodyTruncated ? response.body.count : nil,
             apnsID: response.headers["apns-id"].map { Array($0.utf8) },
             retryAfter: response.headers["retry-after"].map { Array($0.utf8) },
             curlCode: response.curlCode, curlErrorDescription: response.problemDescription,

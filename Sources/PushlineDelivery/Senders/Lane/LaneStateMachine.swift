@@ -41,6 +41,8 @@ struct LaneStateMachine {
         var result: TransportResult
         var status: Int
         var body: [UInt8]
+        /// The transport cut the body at this many bytes (it is then classified by its status).
+        var bodyTruncatedAt: Int?
         var apnsID: [UInt8]?
         var retryAfter: [UInt8]?
         var curlCode: Int32
@@ -55,7 +57,7 @@ struct LaneStateMachine {
         var provenUnprocessed: Bool
 
         init(
-            slot: UInt64, result: TransportResult, status: Int = 0, body: [UInt8] = [], apnsID: [UInt8]? = nil,
+            slot: UInt64, result: TransportResult, status: Int = 0, body: [UInt8] = [], bodyTruncatedAt: Int? = nil, apnsID: [UInt8]? = nil,
             retryAfter: [UInt8]? = nil, curlCode: Int32 = 0, curlErrorDescription: String = "",
             mayHaveBeenDelivered: Bool? = nil, wireSends: Int? = nil, provenUnprocessed: Bool = false
         ) {
@@ -63,6 +65,7 @@ struct LaneStateMachine {
             self.result = result
             self.status = status
             self.body = body
+            self.bodyTruncatedAt = bodyTruncatedAt
             self.apnsID = apnsID
             self.retryAfter = retryAfter
             self.curlCode = curlCode
@@ -685,9 +688,14 @@ struct LaneStateMachine {
         let status = completion.result == .response ? completion.status : 0
         switch provider {
         case .apns:
-            return APNsResponseClassifier.classify(status: status, body: completion.body, apnsID: completion.apnsID, retryAfter: completion.retryAfter)
+            return APNsResponseClassifier.classify(
+                status: status, body: completion.body, apnsID: completion.apnsID, retryAfter: completion.retryAfter,
+                bodyTruncatedAt: completion.bodyTruncatedAt
+            )
         default:
-            return FCMResponseClassifier.classify(status: status, body: completion.body, retryAfter: completion.retryAfter)
+            return FCMResponseClassifier.classify(
+                status: status, body: completion.body, retryAfter: completion.retryAfter, bodyTruncatedAt: completion.bodyTruncatedAt
+            )
         }
     }
 

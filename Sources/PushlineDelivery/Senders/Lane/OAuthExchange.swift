@@ -17,7 +17,7 @@ final class OAuthExchange: Sendable {
 
     init(caFile: String?) throws(TransportError) {
         transport = try HTTP2Transport(TransportConfiguration(
-            connections: 1, streamsPerConnection: 4, caFile: caFile, maxResponseBodyBytes: 16_384,
+            connections: 1, streamsPerConnection: 4, caFile: caFile, maxResponseBodyBytes: OAuthTokenResponse.bodyLimit,
             capturedHeaderNames: ["retry-after"]
         ))
         Task { await self.readCompletions() }
@@ -27,7 +27,10 @@ final class OAuthExchange: Sendable {
         for await batch in transport.completions {
             for response in batch {
                 let waiter = pending.withLock { $0.waiting.removeValue(forKey: response.slot) }
-                waiter?.resume(returning: OAuthHTTPResponse(status: response.result == .response ? response.status : 0, body: response.body))
+                waiter?.resume(returning: OAuthHTTPResponse(
+                    status: response.result == .response ? response.status : 0, body: response.body,
+                    bodyTruncatedAt: response.bodyTruncated ? OAuthTokenResponse.bodyLimit : nil
+                ))
             }
         }
         // Ended: anything still waiting gets "no answer".

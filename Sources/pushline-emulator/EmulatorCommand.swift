@@ -1,25 +1,41 @@
 import ArgumentParser
 import Foundation
 import PushlineEmulator
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-struct EmulateCommand: AsyncParsableCommand {
+/// `pushline-emulator`: the provider emulator as an executable of its own, so that building
+/// `pushline` (the job that sends) compiles none of SwiftNIO, nio-ssl, nio-http2 and
+/// swift-certificates, which only the emulator uses.
+@main
+struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "emulate",
+        commandName: "pushline-emulator",
         abstract: "Serve a local APNs / FCM v1 / OAuth emulator over HTTP/2 and TLS, with seeded fault injection.",
         discussion: """
         Keys and the self-signed certificate live in --state-dir and are made on first use.
-        `pushline emulate --print-config` writes them and prints the `providers:` block of a
-        pipeline that sends to this emulator, then exits; `pushline emulate` (same --port and
+        `pushline-emulator --print-config` writes them and prints the `providers:` block of a
+        pipeline that sends to this emulator, then exits; `pushline-emulator` (same --port and
         --state-dir) serves until SIGINT or SIGTERM, then stops gracefully (GOAWAY, open
         streams finish). GET /stats returns what it received per token; POST /stats/reset starts
         the counters and the fault plan over. Faults are decided by hashing the seed with the
         device token and its attempt number, so the same seed and requests give the same
         answers however they interleave (docs/emulator.md).
+
+        Exit codes: 0 stopped by a signal (or --print-config done), 5 the emulator could not
+        start (port in use, state folder not writable) or standard output could not be written,
+        64 bad command-line usage. Every failure prints one line starting with
+        `pushline-emulator: error:`.
         """
     )
 
-    /// The emulator could not start (port in use, state folder not writable): like `run`'s
-    /// "results could not be written".
+    /// The emulator could not start (port in use, state folder not writable): like `pushline
+    /// run`'s "results could not be written".
     static let failureExitCode: Int32 = 5
 
     @Option(help: "Port on 127.0.0.1 (0 picks a free one; --print-config needs a fixed one).")
@@ -168,15 +184,62 @@ struct EmulateCommand: AsyncParsableCommand {
                 try directory.rewriteServiceAccount(credentials: credentials, endpoint: emulator.endpoint)
             }
             try directory.writeProvidersFile(credentials: credentials, endpoint: emulator.endpoint)
-            try Console.line("pushline emulate: listening on \(emulator.endpoint) (ca_file \(directory.caFilePath)); send to it with `pushline run PIPELINE --providers \(directory.providersFilePath)`; stop with Ctrl-C")
+            try Console.line("pushline-emulator: listening on \(emulator.endpoint) (ca_file \(directory.caFilePath)); send to it with `pushline run PIPELINE --providers \(directory.providersFilePath)`; stop with Ctrl-C")
             let signal = await TerminationSignals.next()
-            Console.error("pushline emulate: signal \(signal), stopping")
+            Console.error("pushline-emulator: signal \(signal), stopping")
             await emulator.stop()
             let stats = emulator.stats()
-            try Console.line("pushline emulate: stopped; \(stats.apns.requests) APNs and \(stats.fcm.requests) FCM requests, \(stats.apns.delivered + stats.fcm.delivered) delivered, \(stats.connectionsOpened) connections")
+            try Console.line("pushline-emulator: stopped; \(stats.apns.requests) APNs and \(stats.fcm.requests) FCM requests, \(stats.apns.delivered + stats.fcm.delivered) delivered, \(stats.connectionsOpened) connections")
         } catch let error as EmulatorError {
             Console.fail(error.description)
             throw ExitCode(Self.failureExitCode)
         }
     }
+
+    /// Parses and runs, and turns every way it can fail into one `pushline-emulator: error:`
+    /// line and an exit code (ArgumentParser's own `main` prints usage blocks for errors and
+    /// writes help with `print`, whose errors are lost), as `pushline` does.
+    static func main() async {
+        // A closed pipe must be an EPIPE error we report, not a silent kill.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            fail(with: error)
+        }
+        terminate(0)
+    }
+
+    private static func fail(with error: any Error) -> Never {
+        if let error = error as? Console.OutputError {
+            Console.fail(error.description)
+            terminate(Console.outputFailureExitCode)
+        }
+        // The command printed its own message.
+        if let code = error as? ExitCode { terminate(code.rawValue) }
+        let code = exitCode(for: error)
+        if code == .success {
+            // --help: its text goes to standard output, and must get there.
+            do throws(Console.OutputError) {
+                try Console.line(fullMessage(for: error))
+            } catch {
+                Console.fail(error.description)
+                terminate(Console.outputFailureExitCode)
+            }
+            terminate(0)
+        }
+        let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        Console.fail(message + (code == .validationFailure ? " (see --help)" : ""))
+        terminate(code.rawValue)
+    }
+}
+
+/// `exit` under another name: inside the command type, `exit` names ArgumentParser's method.
+private func terminate(_ code: Int32) -> Never {
+    exit(code)
 }

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `pushline-emulator` executable, built by `swift build --build-tests` (scripts/test builds
+/// it first): printing its configuration, serving over HTTP/2 and TLS, stopping on a signal,
+/// refusing bad flags.
+@Suite("pushline-emulator executable", .enabled(if: EmulatorBinary.exists, "needs .build/debug/pushline-emulator (swift build --build-tests)"))
+struct EmulatorExecutableTests {
+    @Test func printConfigWritesTheKeysAndPrintsTheProvidersBlock() throws {
+        let state = try TemporaryFolder()
+        let outcome = try EmulatorBinary.run(["--print-config", "--port", "18461", "--state-dir", state.path])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.hasPrefix("providers:\n"))
+        #expect(outcome.stdout.contains(#"endpoint: "https://127.0.0.1:18461""#))
+        for file in ["apns-auth-key.p8", "fcm-service-account.json", "emulator-ca.pem"] {
+            #expect(FileManager.default.fileExists(atPath: state.path + "/" + file), "\(file)")
+            #expect(outcome.stdout.contains(#""\#(state.path)/\#(file)""#), "\(file)")
+        }
+    }
+
+    @Test func servesOverHTTP2AndStopsOnSIGTERMWithASummaryLine() throws {
+        let state = try TemporaryFolder()
+        let server = try EmulatorBinary.Serving(["--port", "0", "--state-dir", state.path, "--threads", "1"])
+        defer { server.kill() }
+        let listening = try server.firstLine()
+        // pushline-emulator: listening on https://127.0.0.1:PORT (ca_file …); …
+        let endpoint = try #require(listening.split(separator: " ").first { $0.hasPrefix("https://127.0.0.1:") }.map(String.init), "\(listening)")
+        let stats = try Curl.request("GET", endpoint + "/stats", caFile: state.path + "/emulator-ca.pem")
+        #expect(stats.status == 200)
+        #expect(stats.httpVersion == "2")
+        #expect(FileManager.default.fileExists(atPath: state.path + "/providers.yaml"), "written on start, with the bound port")
+        #expect(try String(contentsOfFile: state.path + "/providers.yaml", encoding: .utf8).contains(endpoint))
+
+        let ended = try server.terminate(SIGTERM)
+        #expect(ended.status == 0, "\(ended.stderr)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs and 0 FCM requests, 0 delivered"), "\(ended.stdout)")
+        #expect(ended.stderr.contains("pushline-emulator: signal \(SIGTERM), stopping"))
+    }
+
+    @Test(arguments: [
+        (["--port", "70000"], "pushline-emulator: error: --port must be between 0 and 65535; got 70000 (see --help)"),
+        (["--print-config", "--port", "0"], "pushline-emulator: error: --print-config needs a fixed --port (the printed endpoint names it) (see --help)"),
+        (["--unavailable-rate", "1.5"], "pushline-emulator: error: --unavailable-rate must be a number between 0 and 1; got 1.5 (see --help)"),
+        (["emulate"], "pushline-emulator: error: Unexpected argument 'emulate' (see --help)"),
+    ])
+    func badFlagsAreOneLineUsageErrors(arguments: [String], message: String) throws {
+        let outcome = try EmulatorBinary.run(arguments)
+        #expect(outcome.status == 64)
+        #expect(outcome.stderr == message + "\n")
+        #expect(outcome.stdout.isEmpty)
+    }
+
+    @Test func aStateFolderThatCannotBeMadeExits5InOneLine() throws {
+        let state = try TemporaryFolder()
+        let blocker = state.path + "/file"
+        try "x".write(toFile: blocker, atomically: true, encoding: .utf8)
+        let outcome = try EmulatorBinary.run(["--print-config", "--port", "18462", "--state-dir", blocker + "/state"])
+        #expect(outcome.status == 5)
+        #expect(outcome.stderr.split(separator: "\n").count == 1)
+        #expect(outcome.stderr.hasPrefix("pushline-emulator: error: "), "\(outcome.stderr)")
+    }
+
+    @Test func helpGoesToStandardOutput() throws {
+        let outcome = try EmulatorBinary.run(["--help"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("USAGE: pushline-emulator"))
+        #expect(outcome.stdout.contains("--latency-ms"))
+    }
+}
+
+/// The built emulator executable and ways to run it.
+enum EmulatorBinary {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let path = root.appendingPathComponent(".build/debug/pushline-emulator").path
+    static var exists: Bool { FileManager.default.isExecutableFile(atPath: path) }
+    /// A hang guard only: every run here ends in well under a second when the binary works.
+    static let hangGuardSeconds = 120.0
+
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs to its end.
+    static func run(_ arguments: [String]) throws -> Outcome {
+        let serving = try Serving(arguments)
+        return serving.wait()
+    }
+
+    /// A running emulator process, its output read as it comes.
+    final class Serving: @unchecked Sendable {
+        private let process = Process()
+        private let output = Pipe()
+        private let errors = Pipe()
+        private var stdoutBytes: [UInt8] = []
+
+        init(_ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: EmulatorBinary.path)
+            process.arguments = arguments
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            let pid = process.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + EmulatorBinary.hangGuardSeconds) { [process] in
+                if process.isRunning { Glibc.kill(pid, SIGKILL) }
+            }
+        }
+
+        /// Standard output's first line (blocks until it comes or the process ends).
+        func firstLine() throws -> String {
+            while !stdoutBytes.contains(0x0A) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                stdoutBytes += chunk
+            }
+            guard let newline = stdoutBytes.firstIndex(of: 0x0A) else {
+                throw EmulatorBinaryError(description: "no line before the process ended: '\(String(decoding: stdoutBytes, as: UTF8.self))'")
+            }
+            let line = String(decoding: stdoutBytes[..<newline], as: UTF8.self)
+            stdoutBytes.removeSubrange(...newline)
+            return line
+        }
+
+        /// Sends `signal` and waits for the end; the outcome's stdout is what came after the lines already read.
+        func terminate(_ signal: Int32) throws -> Outcome {
+            Glibc.kill(process.processIdentifier, signal)
+            return wait()
+        }
+
+        func wait() -> Outcome {
+            stdoutBytes += output.fileHandleForReading.readDataToEndOfFile()
+            let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Outcome(status: process.terminationStatus, stdout: String(decoding: stdoutBytes, as: UTF8.self),
+                           stderr: String(decoding: errorData, as: UTF8.self))
+        }
+
+        func kill() {
+            if process.isRunning {
+                Glibc.kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+}
+
+struct EmulatorBinaryError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A temporary folder, removed afterwards.
+final class TemporaryFolder {
+    let path: String
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-emulator-exe-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
