@@ -71,7 +71,9 @@ struct TransportProtocolTests {
         for response in responses {
             #expect(response.result == .response && response.status == 200, "\(response.problemDescription)")
         }
-        #expect(transport.counters.connectionsOpened >= 3)
+        // At least one connection opened after the bundle was gone verified the server (how many
+        // more curl opens depends on how fast the answers come, not on the bundle).
+        #expect(transport.counters.connectionsOpened >= 2)
     }
 
     @Test func withoutCAFileTheBuiltInBundleIsKeptAndItsDirectoryDroppedOnlyWhenTheBundleExists() throws {
