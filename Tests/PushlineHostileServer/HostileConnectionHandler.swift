@@ -27,12 +27,15 @@ final class HostileConnectionHandler: ChannelInboundHandler {
     private var triggered = false
     private var goawayLastStreamID: HTTP2StreamID?
     private var requestsOnConnection = 0
+    /// Requests still to answer at once before a collecting fault starts collecting.
+    private var warmUpLeft: Int
 
-    init(state: HostileServerState, rawWriter: RawFrameWriter, dropper: ConnectionDropper, fault: HostilePlan.ConnectionFault) {
+    init(state: HostileServerState, rawWriter: RawFrameWriter, dropper: ConnectionDropper, fault: HostilePlan.ConnectionFault, warmUp: Int = 0) {
         self.state = state
         self.rawWriter = rawWriter
         self.dropper = dropper
         self.fault = fault
+        warmUpLeft = fault == .none ? 0 : warmUp
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -75,6 +78,11 @@ final class HostileConnectionHandler: ChannelInboundHandler {
             }
         case .dropAfter(let count, _), .goaway(let count, _), .oversizedHeader(let count, _):
             guard !triggered else { return answer(id, context: context) }
+            if warmUpLeft > 0 {
+                warmUpLeft -= 1
+                answer(id, context: context)
+                break
+            }
             collected.append(id)
             if collected.count >= count {
                 triggered = true

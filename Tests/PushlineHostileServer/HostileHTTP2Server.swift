@@ -65,7 +65,7 @@ public final class HostileHTTP2Server: Sendable {
                     streams.streamResetFrameRateLimit.maximumCount = 1_000_000
                     streams.streamResetFrameRateLimit.windowLength = .seconds(1)
                     try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: streams))
-                    try pipeline.addHandler(HostileConnectionHandler(state: state, rawWriter: raw, dropper: dropper, fault: fault))
+                    try pipeline.addHandler(HostileConnectionHandler(state: state, rawWriter: raw, dropper: dropper, fault: fault, warmUp: plan.warmUp))
                 }
             }
         let channel: any Channel

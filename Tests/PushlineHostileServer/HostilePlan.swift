@@ -34,9 +34,14 @@ public struct HostilePlan: Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS: with a collecting fault, set it to the fault's `streams`
     /// so the client cannot write a request the server would not read before it acts.
     public var maxConcurrentStreams: Int
+    /// The first `warmUp` requests of each hostile connection are answered at once and do not
+    /// count towards a collecting fault: a sender that sends one request until it sees an
+    /// answer (as a lane warming up does) reaches the fault instead of waiting for it.
+    public var warmUp: Int
 
-    public init(fault: ConnectionFault = .none, hostileConnections: Int = 1, maxConcurrentStreams: Int = 100) {
+    public init(fault: ConnectionFault = .none, hostileConnections: Int = 1, maxConcurrentStreams: Int = 100, warmUp: Int = 0) {
         self.fault = fault
+        self.warmUp = warmUp
         self.hostileConnections = hostileConnections
         self.maxConcurrentStreams = maxConcurrentStreams
     }

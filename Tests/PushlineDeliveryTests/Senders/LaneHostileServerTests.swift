@@ -1,0 +1,74 @@
+import Crypto
+import PushlineCore
+@testable import PushlineDelivery
+import PushlineHostileServer
+import Testing
+
+/// A whole APNs lane against a server that misbehaves as a hostile network would: it drops
+/// connections with streams open, sends GOAWAY in the middle of open streams, or answers one
+/// stream with a header libcurl cannot take (which fails the whole connection). libcurl 7.88
+/// then re-sends streams by itself. Whatever it does, the lane's account must match the
+/// server's: the attempts reported for each device are the requests the server received for
+/// it, and a device the server answered 200 is never reported failed.
+@Suite("Lane against a hostile HTTP/2 server", .timeLimit(.minutes(3)))
+struct LaneHostileServerTests {
+    static let key = try! APNsSigningKey(privateKey: P256.Signing.PrivateKey(), keyID: "KEY1234567", teamID: "TEAM123456")
+
+    static let faults: [HostilePlan.ConnectionFault] = [
+        .dropAfter(streams: 40, answered: 15),
+        .goaway(streams: 40, answered: 15),
+        .oversizedHeader(streams: 40, answered: 15),
+        .refuseEvery(7),
+    ]
+
+    @Test("each device's reported attempts are the requests the server received for it; no device answered 200 is failed", arguments: faults)
+    func accountMatchesTheServer(fault: HostilePlan.ConnectionFault) async throws {
+        // The first request of each connection is answered at once: the lane warms up on it.
+        let server = try await HostileHTTP2Server.start(HostilePlan(fault: fault, hostileConnections: 3, maxConcurrentStreams: 40, warmUp: 1))
+        let settings = SenderSettings(
+            endpoint: server.baseURL, caFile: server.certificatePath, connections: 1, streamsPerConnection: 40,
+            rate: try SendRate(parsing: "100000/s"), requestTimeout: .seconds(60),
+            retry: RetryPolicy(maximumAttempts: 5, initialBackoff: .milliseconds(5), maximumBackoff: .milliseconds(50), maximumTotalTime: .seconds(120))
+        )
+        let lane = try ProviderSenders.make(
+            ProviderSendConfiguration(provider: .apns, credentials: .apns(Self.key), settings: settings), routes: TestCampaign.routes
+        )
+        let tokens = (0..<400).map(TestCampaign.apnsToken)
+        let run = await LaneDriver.run(lane, TestCampaign.requests(provider: .apns, tokens: tokens))
+        let counts = server.counts
+        await server.stop()
+        // A dropped connection is the one case the two sides cannot match: libcurl writes new
+        // requests into the streams the server's last answers freed, and the server closes the
+        // connection without reading them. Those count as attempts (possibly delivered, the
+        // safe side), so the report may exceed what the server received, never fall below it.
+        let exact: Bool
+        if case .dropAfter = fault { exact = false } else { exact = true }
+
+        #expect(run.violations.isEmpty)
+        #expect(run.settled.count == tokens.count)
+        var mismatches: [String] = []
+        for (tag, token) in tokens.enumerated() {
+            guard let outcome = run.outcome(tag) else { continue }
+            let path = "/3/device/" + token
+            let received = counts.receivedByPath[path] ?? 0
+            let arrivals = counts.arrivalsByPath[path] ?? []
+            if exact ? outcome.attempts != received : outcome.attempts < received {
+                mismatches.append("\(tag): \(outcome.attempts) attempts reported, \(received) received")
+            }
+            if arrivals.contains(.answered), outcome.kind != .sent { mismatches.append("\(tag): answered 200, reported \(outcome)") }
+            // More than one copy reached the server: the lane says the device may have it twice.
+            if received > 1, outcome.kind == .sent, !outcome.possibleDuplicate { mismatches.append("\(tag): \(received) copies, not marked") }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count): \(mismatches.prefix(5))")
+        let report = try #require(run.report)
+        if exact {
+            #expect(report.attempts == counts.received)
+        } else {
+            #expect(report.attempts >= counts.received)
+        }
+        // A device the server never answered may still fail, but only after its one resend
+        // (a copy may have been processed, so a third is never risked): never silently.
+        #expect(run.settled.values.allSatisfy { $0.outcome.kind == .sent || $0.outcome.reasonCode == "no_response_after_resend" })
+        #expect((run.counts[.sent] ?? 0) * 10 >= tokens.count * 9, "\(run.counts)")
+    }
+}
