@@ -44,9 +44,11 @@ struct LaneConnectionTests {
 
     @Test("an answer slower than the request timeout: resent once (possible duplicate), then given up as no_response_after_resend")
     func timeout() async throws {
-        try await withLaneHarness({ $0.faults.latencyMilliseconds = 1500 }) { harness in
+        // Answers take 12 s and a request may take 3 s, connection included: room for a slow TLS
+        // handshake on a busy machine, so every attempt reaches the server and times out there.
+        try await withLaneHarness({ $0.faults.latencyMilliseconds = 12_000 }) { harness in
             var settings = harness.settings(connections: 1, streams: 1)
-            settings.requestTimeout = .milliseconds(400)
+            settings.requestTimeout = .seconds(3)
             let lane = try ProviderSenders.make(harness.fcmConfiguration(settings), routes: TestCampaign.routes)
             let run = await LaneDriver.run(lane, TestCampaign.requests(provider: .fcm, tokens: [TestCampaign.fcmToken(1)]))
             let outcome = try #require(run.outcome(0))
