@@ -96,10 +96,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // What both executables share: checked writes to standard output and error, and how a
+        // root command is run (one `<program>: error:` line and an exit code for every failure).
+        .target(
+            name: "PushlineCommandLine",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "pushline",
             dependencies: [
-                "PushlineRuntime", "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO",
+                "PushlineRuntime", "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO", "PushlineCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -109,7 +116,7 @@ let package = Package(
         // nio-ssl (a second BoringSSL), nio-http2 or swift-certificates.
         .executableTarget(
             name: "pushline-emulator",
-            dependencies: ["PushlineEmulator", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["PushlineEmulator", "PushlineCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
 

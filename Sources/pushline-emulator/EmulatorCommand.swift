@@ -1,3 +1,4 @@
+import PushlineCommandLine
 import ArgumentParser
 import Foundation
 import PushlineEmulator
@@ -196,50 +197,14 @@ struct EmulatorCommand: AsyncParsableCommand {
         }
     }
 
-    /// Parses and runs, and turns every way it can fail into one `pushline-emulator: error:`
-    /// line and an exit code (ArgumentParser's own `main` prints usage blocks for errors and
-    /// writes help with `print`, whose errors are lost), as `pushline` does.
+    /// Parses and runs; every failure is one `pushline-emulator: error:` line and an exit code,
+    /// as `pushline` does.
     static func main() async {
-        // A closed pipe must be an EPIPE error we report, not a silent kill.
-        signal(SIGPIPE, SIG_IGN)
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            fail(with: error)
-        }
-        terminate(0)
-    }
-
-    private static func fail(with error: any Error) -> Never {
-        if let error = error as? Console.OutputError {
-            Console.fail(error.description)
-            terminate(Console.outputFailureExitCode)
-        }
-        // The command printed its own message.
-        if let code = error as? ExitCode { terminate(code.rawValue) }
-        let code = exitCode(for: error)
-        if code == .success {
-            // --help: its text goes to standard output, and must get there.
-            do throws(Console.OutputError) {
-                try Console.line(fullMessage(for: error))
-            } catch {
-                Console.fail(error.description)
-                terminate(Console.outputFailureExitCode)
-            }
-            terminate(0)
-        }
-        let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-        Console.fail(message + (code == .validationFailure ? " (see --help)" : ""))
-        terminate(code.rawValue)
+        await CommandMain.run(EmulatorCommand.self, program: "pushline-emulator")
     }
 }
 
-/// `exit` under another name: inside the command type, `exit` names ArgumentParser's method.
-private func terminate(_ code: Int32) -> Never {
-    exit(code)
+extension Console {
+    /// `pushline-emulator: error: …`: the one line printed when it cannot do its job.
+    static func fail(_ message: String) { fail(message, program: "pushline-emulator") }
 }

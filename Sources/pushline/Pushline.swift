@@ -1,4 +1,5 @@
 import ArgumentParser
+import PushlineCommandLine
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -31,52 +32,13 @@ struct Pushline: AsyncParsableCommand {
         ]
     )
 
-    /// Parses and runs a command, and turns every way it can fail into one `pushline: error:`
-    /// line and an exit code (ArgumentParser's own `main` writes help with `print`, whose errors
-    /// are lost, and prints usage blocks for errors).
+    /// Parses and runs a command; every failure is one `pushline: error:` line and an exit code.
     static func main() async {
-        // A closed pipe must be an EPIPE error we report, not a silent kill.
-        signal(SIGPIPE, SIG_IGN)
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            fail(with: error)
-        }
-        terminate(0)
+        await CommandMain.run(Pushline.self, program: "pushline")
     }
-
-    private static func fail(with error: any Error) -> Never {
-        if let error = error as? Console.OutputError {
-            Console.fail(error.description)
-            terminate(Console.outputFailureExitCode)
-        }
-        if let code = error as? ExitCode {
-            // The command printed its own message.
-            terminate(code.rawValue)
-        }
-        let code = exitCode(for: error)
-        if code == .success {
-            // --help, --version: their text goes to standard output, and must get there.
-            do throws(Console.OutputError) {
-                try Console.line(fullMessage(for: error))
-            } catch {
-                Console.fail(error.description)
-                terminate(Console.outputFailureExitCode)
-            }
-            terminate(0)
-        }
-        let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-        Console.fail(message + (code == .validationFailure ? " (see --help)" : ""))
-        terminate(code.rawValue)
-    }
-
 }
 
-private func terminate(_ code: Int32) -> Never {
-    exit(code)
+extension Console {
+    /// `pushline: error: …`: the one line a command prints when it cannot do its job.
+    static func fail(_ message: String) { fail(message, program: "pushline") }
 }

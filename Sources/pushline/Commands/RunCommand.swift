@@ -1,3 +1,4 @@
+import PushlineCommandLine
 public import ArgumentParser
 public import Logging
 import PushlineRuntime

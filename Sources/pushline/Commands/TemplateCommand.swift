@@ -1,3 +1,4 @@
+import PushlineCommandLine
 public import ArgumentParser
 import PushlineCore
 import PushlineIO

@@ -1,3 +1,4 @@
+import PushlineCommandLine
 import ArgumentParser
 import PushlineRuntime
 

@@ -6,39 +6,39 @@ import Musl
 import Darwin
 #endif
 
-/// Every byte the emulator prints goes through here, so a failed write is an error, never lost
-/// (the same rules as `pushline`'s Console, whose module this executable does not link).
+/// Every byte the executables print goes through here, so a failed write is an error, never lost.
 ///
 /// `print` and `FileHandle.write` either drop errors (a full disk or a closed pipe exited 0) or
 /// trap on them. These write with `write(2)` and check the result; SIGPIPE is ignored at start
-/// (see `EmulatorCommand.main`), so a closed pipe is EPIPE here, not a silent kill.
-enum Console {
-    /// Exit code when standard output cannot be written (as `pushline`).
-    static let outputFailureExitCode: Int32 = 5
+/// (see `CommandMain.run`), so a closed pipe is EPIPE here, not a silent kill. Shared by
+/// `pushline` and `pushline-emulator`; each names itself in `fail` (an extension of its own).
+public enum Console {
+    /// Exit code when standard output cannot be written: results could not be written (as `run`).
+    public static let outputFailureExitCode: Int32 = 5
 
-    /// Standard output failed; carried up to `EmulatorCommand.main`, which prints it once and exits 5.
-    struct OutputError: Error, CustomStringConvertible {
-        var code: Int32
-        var description: String { "cannot write to standard output: \(String(cString: strerror(code)))" }
+    /// Standard output failed; carried up to `CommandMain.run`, which prints it once and exits 5.
+    public struct OutputError: Error, CustomStringConvertible {
+        public var code: Int32
+        public var description: String { "cannot write to standard output: \(String(cString: strerror(code)))" }
     }
 
     /// Writes `text` and a newline to standard output.
-    static func line(_ text: String) throws(OutputError) {
+    public static func line(_ text: String) throws(OutputError) {
         try bytes(Array((text + "\n").utf8))
     }
 
-    static func bytes(_ bytes: [UInt8]) throws(OutputError) {
+    public static func bytes(_ bytes: [UInt8]) throws(OutputError) {
         if let errorCode = writeAll(1, bytes) { throw OutputError(code: errorCode) }
     }
 
     /// One line to standard error; its own failures cannot be reported anywhere, so they are ignored.
-    static func error(_ text: String) {
+    public static func error(_ text: String) {
         _ = writeAll(2, Array((text + "\n").utf8))
     }
 
-    /// `pushline-emulator: error: …`: the one line printed when it cannot do its job.
-    static func fail(_ message: String) {
-        error("pushline-emulator: error: \(message)")
+    /// `<program>: error: …`: the one line a command prints when it cannot do its job.
+    public static func fail(_ message: String, program: String) {
+        error("\(program): error: \(message)")
     }
 
     /// Writes everything, retrying short writes and EINTR; returns errno on failure.

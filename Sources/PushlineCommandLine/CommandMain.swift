@@ -1,0 +1,52 @@
+public import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How both executables run their root command: parse, run, and turn every way it can fail into
+/// one `<program>: error:` line and an exit code. ArgumentParser's own `main` writes help with
+/// `print`, whose errors are lost, and prints usage blocks for errors.
+public enum CommandMain {
+    public static func run<Root: ParsableCommand>(_ root: Root.Type, program: String) async -> Never {
+        // A closed pipe must be an EPIPE error we report, not a silent kill.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try root.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            fail(root, with: error, program: program)
+        }
+        exit(0)
+    }
+
+    private static func fail<Root: ParsableCommand>(_ root: Root.Type, with error: any Error, program: String) -> Never {
+        if let error = error as? Console.OutputError {
+            Console.fail(error.description, program: program)
+            exit(Console.outputFailureExitCode)
+        }
+        // The command printed its own message.
+        if let code = error as? ExitCode { exit(code.rawValue) }
+        let code = root.exitCode(for: error)
+        if code == .success {
+            // --help, --version: their text goes to standard output, and must get there.
+            do throws(Console.OutputError) {
+                try Console.line(root.fullMessage(for: error))
+            } catch {
+                Console.fail(error.description, program: program)
+                exit(Console.outputFailureExitCode)
+            }
+            exit(0)
+        }
+        let message = root.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        Console.fail(message + (code == .validationFailure ? " (see --help)" : ""), program: program)
+        exit(code.rawValue)
+    }
+}
