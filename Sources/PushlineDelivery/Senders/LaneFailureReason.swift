@@ -7,9 +7,6 @@ public enum LaneFailureReason {
     public static let providerStopped = "provider_stopped"
     /// The run cancelled the lane before this request got an answer.
     public static let cancelled = "cancelled"
-    /// The run was stopped (SIGTERM / SIGINT) before this request was sent, or while it waited
-    /// for a retry: it was not delivered by this run.
-    public static let runStopped = "run_stopped"
     /// The request names a route the lane does not serve (not in the route table, or another
     /// provider's): a sink defect, settled rather than lost.
     public static let noRoute = "no_route"
@@ -21,7 +18,7 @@ public enum LaneFailureReason {
 
     /// Every code a lane can write by itself, for documentation and tests.
     public static let all = [
-        providerStopped, cancelled, runStopped, noRoute, badTarget, badHeader,
+        providerStopped, cancelled, noRoute, badTarget, badHeader,
         RetryPolicy.GiveUpReason.attemptsExhausted.rawValue,
         RetryPolicy.GiveUpReason.deadlineExceeded.rawValue,
         RetryPolicy.GiveUpReason.ambiguousDeliveryAlreadyResent.rawValue,
