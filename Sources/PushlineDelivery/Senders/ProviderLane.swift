@@ -44,9 +44,6 @@ final class ProviderLane: DeliveryLane {
 
     func cancel() async { await each(.cancel) }
 
-    /// The clock jumped (tests): whatever became due starts now.
-    func clockMoved() async { await each(.clockMoved) }
-
     private func each(_ control: LaneHost.Control) async {
         await withTaskGroup(of: Void.self) { group in
             for host in hosts { group.addTask { await host.control(control) } }

@@ -88,20 +88,6 @@ public final class HTTP2Transport: Sendable {
         return requests.count - left
     }
 
-    /// Takes what fits of `requests` now, in order, without waiting; returns how many (none once
-    /// shutdown has begun, or while producers wait for room in `submit`). A sender that keeps
-    /// no more than `configuration.capacity` requests outstanding never finds it full.
-    public func submitNow(_ requests: ArraySlice<TransportRequest>) throws(TransportError) -> Int {
-        for request in requests { try Self.check(request) }
-        guard !requests.isEmpty else { return 0 }
-        return loop.shared.withLock { state in
-            guard state.phase == .running, state.waiters.isEmpty else { return 0 }
-            let taken = state.enqueue(requests)
-            if taken > 0 { wake(&state) }
-            return taken
-        }
-    }
-
     // MARK: - Completions
 
     /// Completed requests in batches (one per loop of the transfer thread at most), ending after
@@ -199,7 +185,8 @@ public final class HTTP2Transport: Sendable {
         curl_multi_wakeup(loop.multi)
     }
 
-    private static func check(_ request: TransportRequest) throws(TransportError) {
+    /// What the transport refuses to hand curl: also run by a hosted loop on what its host starts.
+    static func check(_ request: TransportRequest) throws(TransportError) {
         guard request.url.utf8.count <= 8192, !request.url.utf8.contains(0) else {
             throw TransportError.invalidRequest("the URL is longer than 8192 bytes or holds NUL")
         }

@@ -119,7 +119,15 @@ final class TransferLoop: @unchecked Sendable {
                     finish(slot, code: Int32(CURLE_ABORTED_BY_CALLBACK.rawValue), cancelled: true)
                 }
             }
-            for request in turn.start { start(request) }
+            for request in turn.start {
+                // The host's own checks exclude these; the transport refuses them all the same.
+                do throws(TransportError) {
+                    try HTTP2Transport.check(request)
+                    start(request)
+                } catch {
+                    batch.append(Self.unsent(request, code: Int32(CURLE_BAD_FUNCTION_ARGUMENT.rawValue)))
+                }
+            }
             started = turn.start.count
             if turn.ended, active.isEmpty, batch.isEmpty { break }
             // Completions waiting (a start that failed, a cancel): another turn at once.

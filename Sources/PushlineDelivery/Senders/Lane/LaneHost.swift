@@ -12,7 +12,7 @@ import Synchronization
 /// inbox, one lock, and a wake-up. Events leave in one batch per turn.
 final class LaneHost: TransferLoopHost, @unchecked Sendable {
     enum Control: Sendable {
-        case finish, drain, cancel, clockMoved
+        case finish, drain, cancel
     }
 
     /// What producers hand the transfer thread.
@@ -117,14 +117,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         wake()
     }
 
-    /// Finish or cancel (waits for the lane's end), drain (waits until the waiting requests have
-    /// settled), or look at the clock (does not wait).
+    /// Finish or cancel (waits for the lane's end), or drain (waits until the waiting requests
+    /// have settled).
     func control(_ control: Control) async {
-        guard control != .clockMoved else {
-            inbox.withLock { inbox in if !inbox.closed { inbox.control.append(control) } }
-            wake()
-            return
-        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // The control and its waiter go in together: the turn that applies one sees the other.
             let closed = inbox.withLock { inbox -> Bool in
@@ -166,7 +161,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         }
         if transportCancelled { controls.append(.cancel) }
         // Drain and cancel first: what is still in the inbox then settles with the rest.
-        for control in controls where control == .drain || control == .cancel { apply(control, now: now) }
+        for control in controls where control != .finish { apply(control, now: now) }
         takeOffered(now: now)
         for credential in credentials { credentialArrived(credential, now: now) }
         for (check, decision) in verdicts { perform(machine.refreshDecided(check: check, decision, now: now), now: now) }
@@ -174,8 +169,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             let mapped = completions.map(LaneStateMachine.Completion.init)
             perform(machine.completed(mapped, now: now, unixTime: clock.unixTime()), now: now)
         }
-        for control in controls where control == .finish { finishRequested = true }
-        if controls.contains(.clockMoved) { perform(machine.timerFired(now: now), now: now) }
+        if controls.contains(.finish) { apply(.finish, now: now) }
         // Finish only once every request handed over is in the machine: until then the inbox
         // is part of what the lane still has to send.
         if finishRequested, inboxIsEmpty { perform(machine.finish(now: now), now: now) }
@@ -247,8 +241,6 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         case .cancel:
             perform(machine.cancel(now: now), now: now)
             turnResult.cancelInFlight = true
-        case .clockMoved:
-            perform(machine.timerFired(now: now), now: now)
         }
     }
 

@@ -6,7 +6,7 @@ import PushlineCore
 ///
 /// It does no I/O, never waits and reads no clock: the driver (`LaneRunner`) feeds it events
 /// with the time they happened — requests offered, a credential ready or failed, transfers
-/// completed or not taken, a timer fired, a rejected credential's verdict, finish, drain,
+/// completed, a timer fired, a rejected credential's verdict, finish, drain,
 /// cancel — and carries out the `Actions` each returns: start these transfers, emit these
 /// events, fetch a credential, ask about a rejected one, log these notices, wake at this
 /// instant, end. Tests drive it with instants of their own, through every answer a provider
@@ -259,21 +259,6 @@ struct LaneStateMachine {
         return actions
     }
 
-    /// The transport did not take these transfers (it is shutting down): they were never sent.
-    mutating func notTaken(_ slots: some Sequence<UInt64>, now: DeliveryInstant) -> Actions {
-        var actions = Actions()
-        for slot in slots {
-            guard var item = inFlight.removeValue(forKey: slot) else { continue }
-            limit.release()
-            // Its planned send did not happen.
-            item.plannedSends -= 1
-            let reason = refusalReason ?? .cancelled
-            settle(item, reason.outcome(item, status: item.lastStatus), now: now, into: &actions)
-        }
-        advance(now: now, into: &actions)
-        return actions
-    }
-
     /// Time passed: whatever became due (a retry, the rate, a pause's end) may start.
     mutating func timerFired(now: DeliveryInstant) -> Actions {
         var actions = Actions()
@@ -331,7 +316,7 @@ struct LaneStateMachine {
                 let item = waiter.item
                 if let reason = refusalReason {
                     settle(item, reason.outcome(item, status: waiter.classification.status), now: now, into: &actions)
-                } else if item.plannedSends >= retryPolicy.maximumAttempts {
+                } else if (item.retry?.attempts ?? 0) >= retryPolicy.maximumAttempts {
                     settle(item, .failed(reason: RetryPolicy.GiveUpReason.attemptsExhausted.rawValue, httpStatus: waiter.classification.status, attempts: item.wireSends), now: now, into: &actions)
                 } else {
                     // Resent at once with the new credential, ahead of the main queue.
@@ -575,7 +560,6 @@ struct LaneStateMachine {
                     item.retry = RetryPolicy.State(firstSentAt: now)
                     item.firstSentAt = now
                 }
-                item.plannedSends += 1
                 item.credential = credential
                 _ = limit.tryAcquire()
                 inFlight[slot] = item
@@ -753,8 +737,6 @@ struct LaneItem: Sendable {
     var lastStatus = 0
     /// The credential of its current send.
     var credential: LaneCredential?
-    /// Sends the lane decided (the retry budget counts these).
-    var plannedSends = 0
     /// Sends that reached the wire, libcurl's own re-sends included (the reported attempts).
     var wireSends = 0
     /// A copy may already have been delivered (an unanswered send that was resent, or a send
