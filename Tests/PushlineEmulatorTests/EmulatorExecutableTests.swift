@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -134,15 +135,14 @@ enum EmulatorBinary {
         func wait() -> Outcome {
             stdoutBytes += output.fileHandleForReading.readDataToEndOfFile()
             let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Outcome(status: process.terminationStatus, stdout: String(decoding: stdoutBytes, as: UTF8.self),
+            return Outcome(status: process.waitForExit().shellStatus, stdout: String(decoding: stdoutBytes, as: UTF8.self),
                            stderr: String(decoding: errorData, as: UTF8.self))
         }
 
         func kill() {
             if process.isRunning {
                 Glibc.kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                _ = process.waitForExit()
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 import Testing
 
 /// The real `pushline` binary, built by `swift build --build-tests` (scripts/test builds it first),
@@ -41,8 +42,7 @@ enum PushlineBinary {
         try process.run()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
         let outputData = stdoutPath == nil && !closedStdout ? output.fileHandleForReading.readDataToEndOfFile() : Data()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self), stderr: String(decoding: errorData, as: UTF8.self))
+        return Outcome(status: process.waitForExit().shellStatus, stdout: String(decoding: outputData, as: UTF8.self), stderr: String(decoding: errorData, as: UTF8.self))
     }
 }
 

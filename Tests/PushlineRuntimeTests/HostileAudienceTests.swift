@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 import PushlineCore
 import PushlineRuntime
 import Testing
@@ -36,7 +37,7 @@ struct HostileAudienceTests {
         gunzip.standardOutput = pipe
         try gunzip.run()
         let raw = pipe.fileHandleForReading.readDataToEndOfFile()
-        gunzip.waitUntilExit()
+        try #require(gunzip.waitForExit().shellStatus == 0)
         var expected: [String: (title: String, body: String)] = [:]
         for line in raw.split(separator: 0x0A) {
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])

@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 import Logging
 import PushlineCore
 import PushlineIO
@@ -142,8 +143,7 @@ struct ConcurrentRunTests {
         let token = String(repeating: "ab", count: 32)
         try input.fileHandleForWriting.write(contentsOf: Data(#"{"id":"a","platform":"ios","token":"\#(token)"}"#.utf8 + [0x0A]))
         try input.fileHandleForWriting.close()
-        first.waitUntilExit()
-        #expect(first.terminationStatus == 0)
+        #expect(first.waitForExit() == ChildExit(code: 0, signalled: false))
         #expect(try readLines(folder + "/requests-apns.ndjson").map { $0["recipient"] as? String } == ["a"])
         #expect(try readSummary(folder)["reconciled"] as? Bool == true)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 
 /// A real HTTP/2 TLS server for the transport tests: Debian's `nghttpd` on 127.0.0.1 with an
 /// ephemeral port and a certificate made here with `openssl req -x509`. It serves the files of
@@ -52,7 +53,7 @@ final class LocalHTTP2Server: @unchecked Sendable {
             port = try Self.listeningPort(of: process.processIdentifier)
         } catch {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = process.waitForExit()
             throw error
         }
     }
@@ -60,17 +61,8 @@ final class LocalHTTP2Server: @unchecked Sendable {
     /// SIGKILL: the server inherits the test process's signal mask, in which SIGTERM is blocked.
     func stop() {
         if process.isRunning {
-            let pid = process.processIdentifier
-            kill(pid, SIGKILL)
-            // Foundation on Linux can miss a child's exit while many children end at once (seen
-            // in a full suite run: nghttpd a zombie, `waitUntilExit` spinning for good). Wait a
-            // bounded time for it to notice, then reap the killed child ourselves.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
-            if process.isRunning {
-                var status: Int32 = 0
-                _ = waitpid(pid, &status, WNOHANG)
-            }
+            kill(process.processIdentifier, SIGKILL)
+            _ = process.waitForExit()
         }
         try? FileManager.default.removeItem(at: directory)
     }
@@ -89,8 +81,7 @@ final class LocalHTTP2Server: @unchecked Sendable {
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw ServerError("openssl req -x509 failed") }
+        guard openssl.waitForExit().shellStatus == 0 else { throw ServerError("openssl req -x509 failed") }
     }
 
     /// The TCP port process `pid` listens on: its socket inodes matched against /proc/net/tcp.

@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 
 /// The `curl` command-line tool (libcurl with nghttp2) as a real HTTP/2-over-TLS client: it
 /// must negotiate h2 through ALPN and trust the emulator only through `--cacert`.
@@ -63,7 +64,6 @@ enum Curl {
         try process.run()
         let outData = output.fileHandleForReading.readDataToEndOfFile()
         let errData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        return (process.waitForExit().shellStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 }

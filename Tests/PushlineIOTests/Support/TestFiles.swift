@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 import PushlineIO
 import Testing
 
@@ -31,8 +32,7 @@ enum Shell {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
         try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        return process.waitForExit().shellStatus
     }
 
     /// Runs `command`, failing the test when it exits non-zero.

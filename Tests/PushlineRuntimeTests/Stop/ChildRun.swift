@@ -1,4 +1,5 @@
 import Foundation
+import PushlineTestSupport
 import Synchronization
 import Testing
 
@@ -78,11 +79,15 @@ final class ChildRun: Sendable {
     }
 
     /// Waits for the child to exit; returns its exit status (or, for a signal, 128 + signal).
+    /// A child still running after `limit` is killed and the test fails.
     func waitForExit(limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation) throws -> Int32 {
-        try waitUntil("exit", limit: limit, sourceLocation: sourceLocation) { !process.isRunning }
-        process.waitUntilExit()
+        let started = ContinuousClock.now
+        let exit = process.waitForExit(limit: limit)
         feeding.withLock { $0 = false }
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        if ContinuousClock.now - started >= limit {
+            Issue.record("hang guard: no exit after \(limit)\n\(stderr)", sourceLocation: sourceLocation)
+        }
+        return exit.shellStatus
     }
 }
 
