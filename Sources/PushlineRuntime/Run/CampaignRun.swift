@@ -16,6 +16,10 @@ public struct RunReport: Sendable {
     public var seconds: Double
     /// Set when the run failed for a reason other than the input (output, reconciliation).
     public var failure: String?
+    /// Why a `failed` run failed, as its exit code (output, a provider, the folder, a bug).
+    public var failureExit: PushlineExit?
+    /// The process exit code: the status's, or for a failed run its cause's.
+    public var exit: PushlineExit { status == .failed ? failureExit ?? .outputError : status.exit }
     /// Every input line up to here is settled (the settled-line low-water mark; a resume
     /// checkpoint is written from it).
     public var settledThroughLine = 0
@@ -171,6 +175,7 @@ public struct CampaignRun: Sendable {
         } catch {
             var report = emptyReport()
             report.failure = error.description
+            report.failureExit = error.code == .inUse || error.code == .unfinishedRun ? .outputFolderBusy : .outputError
             log(report)
             return report
         }
@@ -189,6 +194,7 @@ public struct CampaignRun: Sendable {
                     for lane in lanes { await lane.cancel() }
                     var report = emptyReport()
                     report.failure = "cannot start the \(configuration.provider.rawValue) sender: \(error)"
+                    report.failureExit = .providerStopped
                     writeSummary(&report, campaign: campaign, startedAt: startedAt)
                     log(report)
                     return report
@@ -265,9 +271,11 @@ public struct CampaignRun: Sendable {
                     broken += ", events of \(sinkReport.lanesEndedEarly.map(\.rawValue).joined(separator: ", ")) ended early"
                 }
                 report.failure = broken
+                report.failureExit = .internalError
             }
         case .failure(let error):
             report.failure = "writing results failed: \(error.description)"
+            report.failureExit = .outputError
             sinkFailed = true
         }
         report.settledThroughLine = settlement.lowWaterMark
@@ -296,7 +304,10 @@ public struct CampaignRun: Sendable {
             // A stopped provider fails the run with its message; every device still has an
             // outcome (failed: provider_stopped), so the counts must add up all the same.
             let reasons = [stopped, reconcileFailure].compactMap { $0 }
-            if !reasons.isEmpty { report.failure = reasons.joined(separator: "; ") }
+            if !reasons.isEmpty {
+                report.failure = reasons.joined(separator: "; ")
+                report.failureExit = reconcileFailure != nil ? .internalError : .providerStopped
+            }
         }
         report.stop = stopReport
         if report.failure != nil {
@@ -321,6 +332,7 @@ public struct CampaignRun: Sendable {
             try RunSummary.write(report, campaign: campaign, pipelinePath: pipeline.path, startedAt: startedAt, to: outputFolder + "/summary.json")
         } catch {
             report.failure = "cannot write summary.json: \(error)"
+            report.failureExit = .outputError
             report.status = .failed
         }
     }

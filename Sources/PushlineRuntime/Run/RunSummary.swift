@@ -12,7 +12,7 @@ enum RunSummary {
             "pipeline": pipelinePath,
             "mode": report.mode,
             "status": report.status.rawValue,
-            "exit_code": Int(report.status.exitCode),
+            "exit_code": Int(report.exit.rawValue),
             "started_at": ISO8601DateFormatter().string(from: startedAt),
             "seconds": (report.seconds * 1000).rounded() / 1000,
             "input": [

@@ -56,7 +56,7 @@ struct StopRunTests {
         }
         let report = try await runSend(lines: Self.lines, lanes: [apns, fcm], batchLines: 10, workers: 1, in: scratch, stop: stop)
 
-        #expect(report.status == .stopped && report.status.exitCode == 6, "\(report.failure ?? "")")
+        #expect(report.status == .stopped && report.exit == .stopped && report.exit.rawValue == 6, "\(report.failure ?? "")")
         #expect(report.reconciled && report.counts.reconciles && report.counts.reconcilesByProvider)
         let stopReport = try #require(report.stop)
         #expect(stopReport.cause == "test stop at line 100" && stopReport.immediateCause == nil && !stopReport.inputReadToEnd)
