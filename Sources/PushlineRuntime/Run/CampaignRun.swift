@@ -220,7 +220,8 @@ public struct CampaignRun: Sendable {
         if let sending {
             let sink = DeliverySink(
                 executor: writeThread, routes: campaign.routeTable, lanes: lanes,
-                skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop, logger: logger
+                skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop,
+                writesDeferred: campaign.quietHours != nil, logger: logger
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
         } else {
@@ -231,7 +232,7 @@ public struct CampaignRun: Sendable {
                     "cause": "\((phase == .immediate ? stop?.immediateCause : stop?.cause) ?? "a stop request")",
                 ])
             }
-            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
+            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, writesDeferred: campaign.quietHours != nil, logger: logger)
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
         }
         // Stopped when the stop came before the stages ended (a signal while the summary is
@@ -351,7 +352,8 @@ public struct CampaignRun: Sendable {
         let source = AudienceSource(executor: readThread)
         let pool = BatchPool(limit: Self.batchWindow(workers: workers))
         async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, stop: stop, into: lines)
-        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, input: lines, output: encoded)
+        let dedupe = pipeline.campaign.dedupeTokens ? TokenDedupe(routes: pipeline.campaign.routeTable) : nil
+        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, input: lines, output: encoded)
         let sinkResult: Result<SinkReport, SinkError>
         do throws(SinkError) {
             sinkResult = .success(try await sink.run(input: encoded, settlement: settlement, recycle: pool))
@@ -364,6 +366,7 @@ public struct CampaignRun: Sendable {
         }
         let sourceOutcome = await sourceReport
         await encodeDone
+        if let dedupe { DedupeLog.report(dedupe, logger: logger) }
         return StageResult(source: sourceOutcome, sink: sinkResult)
     }
 

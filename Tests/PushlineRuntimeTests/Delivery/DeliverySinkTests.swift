@@ -13,9 +13,13 @@ let apnsToken3 = String(repeating: "c3", count: 32)
 let fcmToken1 = "fcm-token-one:" + String(repeating: "A", count: 40)
 let fcmToken2 = "fcm-token-two:" + String(repeating: "B", count: 40)
 
+/// The sink tests' pipeline: they reuse a few tokens on every line to script outcomes, so dedupe
+/// (tested on its own, TokenDedupeTests) is off.
+let sinkTestPipeline = demoStylePipeline + "\ndedupe: false\n"
+
 /// Runs `pipeline` over `lines` in send mode, each provider's lane taken from `lanes`.
 func runSend(
-    _ pipeline: String = demoStylePipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
+    _ pipeline: String = sinkTestPipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
     validateOnly: Bool = false, batchLines: Int = 4096, workers: Int = 2, in scratch: Scratch,
     laneFactory: CampaignRun.LaneFactory? = nil, stop: RunStop? = nil
 ) async throws -> RunReport {
@@ -28,7 +32,7 @@ func runSend(
 
 /// The run `runSend` runs.
 func sendRun(
-    _ pipeline: String = demoStylePipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
+    _ pipeline: String = sinkTestPipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
     validateOnly: Bool = false, batchLines: Int = 4096, workers: Int = 2, in scratch: Scratch,
     laneFactory: CampaignRun.LaneFactory? = nil
 ) throws -> CampaignRun {
@@ -422,7 +426,7 @@ struct DeliverySinkBrokenLaneTests {
         let count = 200
         let audience = scratch.file("audience.ndjson")
         try ((1...count).map { line("\"r\($0)\"", [("ios", apnsToken1)]) }.joined(separator: "\n") + "\n").write(toFile: audience, atomically: true, encoding: .utf8)
-        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        let loaded = try PipelineLoader.load(path: try writePipeline(sinkTestPipeline, in: scratch), now: 1_800_000_000)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let lane = VanishingLane(provider: .apns)

@@ -192,7 +192,7 @@ struct StopRunTests {
         let audience = scratch.file("audience.ndjson")
         try (((1...5000).map { line("\"r\($0)\"", [("ios", apnsToken1), ("android", fcmToken1)]) }).joined(separator: "\n") + "\n")
             .write(toFile: audience, atomically: true, encoding: .utf8)
-        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        let loaded = try PipelineLoader.load(path: try writePipeline(sinkTestPipeline, in: scratch), now: 1_800_000_000)
         var logger = Logger(label: "test")
         logger.logLevel = .error
         var run = CampaignRun(pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: 2, logger: logger)
