@@ -123,7 +123,7 @@ struct DryRunTests {
         ]
         let audience = scratch.file("a.ndjson")
         try (lines.joined(separator: "\r\n") + "\r\n").write(toFile: audience, atomically: true, encoding: .utf8)
-        let report = try await runDry(try writePipeline(demoStylePipeline, in: scratch), audience: audience, output: scratch.file("out"))
+        let report = try await runDry(try writePipeline(sinkTestPipeline, in: scratch), audience: audience, output: scratch.file("out"))
         #expect(report.status == .completedWithRejects)
         #expect(report.exit == .completedWithRejects && report.exit.rawValue == 3)
         #expect(report.counts.lines == 6 && report.counts.blankLines == 1)

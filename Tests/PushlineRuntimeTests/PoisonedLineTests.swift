@@ -50,7 +50,7 @@ struct PoisonedLineTests {
     }
 
     static func run(_ scratch: Scratch, audience: String, workers: Int = 2, encoder: (CampaignEncoder) -> some LineEncoding) async throws -> RunReport {
-        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        let loaded = try PipelineLoader.load(path: try writePipeline(sinkTestPipeline, in: scratch), now: 1_800_000_000)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let run = CampaignRun(pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: workers, logger: logger)

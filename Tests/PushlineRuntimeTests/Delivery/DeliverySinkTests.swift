@@ -13,8 +13,8 @@ let apnsToken3 = String(repeating: "c3", count: 32)
 let fcmToken1 = "fcm-token-one:" + String(repeating: "A", count: 40)
 let fcmToken2 = "fcm-token-two:" + String(repeating: "B", count: 40)
 
-/// The sink tests' pipeline: they reuse a few tokens on every line to script outcomes, so dedupe
-/// (tested on its own, TokenDedupeTests) is off.
+/// The pipeline of tests that reuse a few tokens on every line (to script outcomes, or to count
+/// lines): dedupe, tested on its own (TokenDedupeTests), is off.
 let sinkTestPipeline = demoStylePipeline + "\ndedupe: false\n"
 
 /// Runs `pipeline` over `lines` in send mode, each provider's lane taken from `lanes`.
