@@ -100,7 +100,7 @@ let package = Package(
         // root command is run (one `<program>: error:` line and an exit code for every failure).
         .target(
             name: "PushlineCommandLine",
-            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["PushlineCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -1,4 +1,5 @@
 public import ArgumentParser
+public import PushlineCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -30,7 +31,7 @@ public enum CommandMain {
     private static func fail<Root: ParsableCommand>(_ root: Root.Type, with error: any Error, program: String) -> Never {
         if let error = error as? Console.OutputError {
             Console.fail(error.description, program: program)
-            exit(Console.outputFailureExitCode)
+            exit(PushlineExit.outputError.rawValue)
         }
         // The command printed its own message.
         if let code = error as? ExitCode { exit(code.rawValue) }
@@ -41,12 +42,22 @@ public enum CommandMain {
                 try Console.line(root.fullMessage(for: error))
             } catch {
                 Console.fail(error.description, program: program)
-                exit(Console.outputFailureExitCode)
+                exit(PushlineExit.outputError.rawValue)
             }
             exit(0)
         }
+        // ArgumentParser's only other codes: a usage error, or EXIT_FAILURE for an error no
+        // command turned into its own code (a bug).
+        let outcome: PushlineExit = code == .validationFailure ? .usage : .internalError
         let message = root.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-        Console.fail(message + (code == .validationFailure ? " (see --help)" : ""), program: program)
-        exit(code.rawValue)
+        Console.fail(message + (outcome == .usage ? " (see --help)" : ""), program: program)
+        exit(outcome.rawValue)
+    }
+}
+
+extension ExitCode {
+    /// How a command ends with one of the documented codes: `throw ExitCode(.inputError)`.
+    public init(_ exit: PushlineExit) {
+        self.init(exit.rawValue)
     }
 }

@@ -13,10 +13,8 @@ import Darwin
 /// (see `CommandMain.run`), so a closed pipe is EPIPE here, not a silent kill. Shared by
 /// `pushline` and `pushline-emulator`; each names itself in `fail` (an extension of its own).
 public enum Console {
-    /// Exit code when standard output cannot be written: results could not be written (as `run`).
-    public static let outputFailureExitCode: Int32 = 5
-
-    /// Standard output failed; carried up to `CommandMain.run`, which prints it once and exits 5.
+    /// Standard output failed; carried up to `CommandMain.run`, which prints it once and exits
+    /// with `PushlineExit.outputError`.
     public struct OutputError: Error, CustomStringConvertible {
         public var code: Int32
         public var description: String { "cannot write to standard output: \(String(cString: strerror(code)))" }

@@ -28,16 +28,12 @@ struct EmulatorCommand: AsyncParsableCommand {
         device token and its attempt number, so the same seed and requests give the same
         answers however they interleave (docs/emulator.md).
 
-        Exit codes: 0 stopped by a signal (or --print-config done), 5 the emulator could not
-        start (port in use, state folder not writable) or standard output could not be written,
-        64 bad command-line usage. Every failure prints one line starting with
+        Exit codes (docs/exit-codes.md): 0 stopped by a signal (or --print-config done), 5
+        standard output could not be written, 11 the emulator could not start (port in use, state
+        folder not writable or holding a bad key), 64 bad command-line usage. Every failure prints one line starting with
         `pushline-emulator: error:`.
         """
     )
-
-    /// The emulator could not start (port in use, state folder not writable): like `pushline
-    /// run`'s "results could not be written".
-    static let failureExitCode: Int32 = 5
 
     @Option(help: "Port on 127.0.0.1 (0 picks a free one; --print-config needs a fixed one).")
     var port = 8443
@@ -193,7 +189,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             try Console.line("pushline-emulator: stopped; \(stats.apns.requests) APNs and \(stats.fcm.requests) FCM requests, \(stats.apns.delivered + stats.fcm.delivered) delivered, \(stats.connectionsOpened) connections")
         } catch let error as EmulatorError {
             Console.fail(error.description)
-            throw ExitCode(Self.failureExitCode)
+            throw ExitCode(error.exit)
         }
     }
 

@@ -54,12 +54,12 @@ struct EmulatorExecutableTests {
         #expect(outcome.stdout.isEmpty)
     }
 
-    @Test func aStateFolderThatCannotBeMadeExits5InOneLine() throws {
+    @Test func aStateFolderThatCannotBeMadeExits11InOneLine() throws {
         let state = try TemporaryFolder()
         let blocker = state.path + "/file"
         try "x".write(toFile: blocker, atomically: true, encoding: .utf8)
         let outcome = try EmulatorBinary.run(["--print-config", "--port", "18462", "--state-dir", blocker + "/state"])
-        #expect(outcome.status == 5)
+        #expect(outcome.status == 11, "emulator_cannot_start")
         #expect(outcome.stderr.split(separator: "\n").count == 1)
         #expect(outcome.stderr.hasPrefix("pushline-emulator: error: "), "\(outcome.stderr)")
     }

@@ -187,7 +187,7 @@ struct DryRunSettlementTests {
         }
         lines += ["", ""]   // trailing blank lines are settled too
         try (lines.joined(separator: "\n") + "\n").write(toFile: audience, atomically: true, encoding: .utf8)
-        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        let loaded = try PipelineLoader.load(path: try writePipeline(sinkTestPipeline, in: scratch), now: 1_800_000_000)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         var run = CampaignRun(pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: 2, logger: logger)

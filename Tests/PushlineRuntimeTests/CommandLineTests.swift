@@ -133,14 +133,21 @@ struct CommandLineTests {
         #expect(syntax.stderrLines.count == 2 && syntax.stderrLines.first?.hasPrefix("template:1:") == true)
         #expect(syntax.stderrLines.last == "pushline: error: the template is invalid")
         let data = try PushlineBinary.run(["template", "render", "--template", "x", "--data", "{"])
-        #expect(data.status == 2 && data.stderrLines.count == 1 && data.stderr.hasPrefix("pushline: error: the data is not valid JSON"))
+        #expect(data.status == 64 && data.stderrLines.count == 1 && data.stderr.hasPrefix("pushline: error: the data is not valid JSON"))
         let array = try PushlineBinary.run(["template", "render", "--template", "x", "--data", "[1]"])
-        #expect(array.status == 2 && array.stderr == "pushline: error: the data must be one JSON object, like an audience line\n")
+        #expect(array.status == 64 && array.stderr == "pushline: error: the data must be one JSON object, like an audience line\n")
         let missing = try PushlineBinary.run(["template", "render", "--file", "/nonexistent/t.liquid", "--data", "{}"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "pushline: error: cannot read the template: /nonexistent/t.liquid: No such file or directory\n")
         let endless = try PushlineBinary.run(["template", "render", "--file", "/dev/zero", "--data", "{}"])
         #expect(endless.stderr == "pushline: error: cannot read the template: /dev/zero: larger than 1048576 bytes\n")
+    }
+
+    @Test func aTemplateThatFailsToRenderExits10() throws {
+        let outcome = try PushlineBinary.run(["template", "render", "--strict", "--template", "{{ missing }}", "--data", "{}"])
+        #expect(outcome.status == 10, "render_failed: \(outcome.stderr)")
+        #expect(outcome.stderrLines.count == 1 && outcome.stderr.hasPrefix("pushline: error: render failed: "))
+        #expect(outcome.stdout.isEmpty)
     }
 
     @Test func runFailuresAreOneErrorLineWithTheirExitCode() throws {

@@ -94,7 +94,7 @@ struct DryRunTests {
 
         let report = try await runDry(try writePipeline(demoStylePipeline, in: scratch), audience: cut, output: scratch.file("out"))
         #expect(report.status == .inputError)
-        #expect(report.status.exitCode == 4)
+        #expect(report.exit == .inputError && report.exit.rawValue == 4)
         let error = try #require(report.source.error)
         #expect(error.description.contains("cut.ndjson.gz"))
         let offset = try #require(error.compressedOffset)
@@ -123,9 +123,9 @@ struct DryRunTests {
         ]
         let audience = scratch.file("a.ndjson")
         try (lines.joined(separator: "\r\n") + "\r\n").write(toFile: audience, atomically: true, encoding: .utf8)
-        let report = try await runDry(try writePipeline(demoStylePipeline, in: scratch), audience: audience, output: scratch.file("out"))
+        let report = try await runDry(try writePipeline(sinkTestPipeline, in: scratch), audience: audience, output: scratch.file("out"))
         #expect(report.status == .completedWithRejects)
-        #expect(report.status.exitCode == 3)
+        #expect(report.exit == .completedWithRejects && report.exit.rawValue == 3)
         #expect(report.counts.lines == 6 && report.counts.blankLines == 1)
         #expect(report.counts.linesRejected == 3)
         #expect(report.counts.writtenTotal == 2)

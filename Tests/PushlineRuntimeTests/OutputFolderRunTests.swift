@@ -31,7 +31,7 @@ struct OutputFolderRunTests {
         let holder = try OutputFolderLock.acquire(folder, startedAt: "2026-05-06T07:08:09Z")
         try "previous summary\n".write(toFile: folder + "/summary.json", atomically: true, encoding: .utf8)
         let report = try await runDry(try writePipeline(demoStylePipeline, in: scratch), audience: try Self.audience(in: scratch), output: folder)
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .outputFolderBusy)
         #expect(report.failure == "output folder \(folder) is in use by another run (pid \(getpid()) on host \(systemHostName()), started 2026-05-06T07:08:09Z); wait for it to finish or choose another output folder")
         #expect(report.source.physicalLines == 0 && report.counts.lines == 0, "nothing was read")
         #expect(try String(contentsOfFile: folder + "/summary.json", encoding: .utf8) == "previous summary\n", "the holder's files are untouched")
@@ -73,7 +73,7 @@ struct OutputFolderRunTests {
         try "precious\n".write(toFile: victim, atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: folder + "/" + name, withDestinationPath: victim)
         let report = try await runDry(try writePipeline(demoStylePipeline, in: scratch), audience: try Self.audience(in: scratch), output: folder)
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .outputError)
         let failure = try #require(report.failure)
         if name == ".pushline.lock" {
             #expect(failure.hasPrefix("cannot lock the output folder \(folder): cannot open .pushline.lock: "))
@@ -134,7 +134,7 @@ struct ConcurrentRunTests {
 
         let started = Date()
         let second = try PushlineBinary.run(["run", pipeline, "--dry-run", "--audience", scratch.file("none.ndjson"), "--output", folder, "--log-level", "critical"])
-        #expect(second.status == 5)
+        #expect(second.status == 9, "output_folder_busy")
         #expect(second.stderrLines.count == 1)
         #expect(second.stderr.hasPrefix("pushline: error: output folder \(folder) is in use by another run (pid \(first.processIdentifier) on host "))
         #expect(Date().timeIntervalSince(started) < 10, "refused at once, not after waiting")

@@ -50,7 +50,7 @@ struct PoisonedLineTests {
     }
 
     static func run(_ scratch: Scratch, audience: String, workers: Int = 2, encoder: (CampaignEncoder) -> some LineEncoding) async throws -> RunReport {
-        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        let loaded = try PipelineLoader.load(path: try writePipeline(sinkTestPipeline, in: scratch), now: 1_800_000_000)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let run = CampaignRun(pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: workers, logger: logger)
@@ -62,7 +62,7 @@ struct PoisonedLineTests {
         let audience = try Self.audience(10, in: scratch)
         let report = try await Self.run(scratch, audience: audience) { PoisonedEncoder(inner: $0, poisoned: { $0 == 4 || $0 == 7 }) }
         // 10 lines × 2 devices; lines 4 and 7 lose both devices to internal_error.
-        #expect(report.status == .completedWithRejects && report.status.exitCode == 3, "\(report.failure ?? "")")
+        #expect(report.status == .completedWithRejects && report.exit == .completedWithRejects, "\(report.failure ?? "")")
         #expect(report.counts.lines == 10 && report.counts.devices == 20)
         #expect(report.counts.writtenTotal == 16)
         #expect(report.counts.rejected == ["internal_error": 4])
@@ -111,15 +111,15 @@ struct PoisonedLineTests {
         #expect(report.status == .completedWithRejects)
     }
 
-    @Test func countsThatDoNotReconcileStillWriteTheSummaryAndExit5() async throws {
+    @Test func countsThatDoNotReconcileStillWriteTheSummaryAndExitAsInternalErrors() async throws {
         let scratch = try Scratch()
         let audience = try Self.audience(3, in: scratch)
         let report = try await Self.run(scratch, audience: audience) { MiscountingEncoder(inner: $0) }
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .internalError)
         #expect(report.failure == "counts do not reconcile: 7 devices read, 6 written + 0 rejected + 0 skipped")
         let summary = try readSummary(scratch.file("out"))
         #expect(summary["reconciled"] as? Bool == false)
-        #expect(summary["exit_code"] as? Int == 5)
+        #expect(summary["exit_code"] as? Int == 1, "internal_error")
         #expect(summary["status"] as? String == "failed")
     }
 }

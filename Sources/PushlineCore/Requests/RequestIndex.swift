@@ -39,6 +39,23 @@ public struct RequestIndex: Sendable {
         if arena.count > arenaBytes { arena.truncate(to: arenaBytes, needsComma: false) }
     }
 
+    /// Removes the entries at `positions` (ascending, each in range), keeping the others in
+    /// order; their arena bytes stay, unreferenced (a skipped duplicate).
+    public mutating func removeEntries(atAscending positions: [Int]) {
+        guard !positions.isEmpty else { return }
+        var kept = 0
+        var next = 0
+        for i in entries.indices {
+            if next < positions.count, positions[next] == i {
+                next += 1
+                continue
+            }
+            entries[kept] = entries[i]
+            kept += 1
+        }
+        entries.removeSubrange(kept...)
+    }
+
     /// Calls `body` with the arena's bytes (valid only inside `body`).
     public func withArena<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         arena.bytes.withUnsafeBytes(body)

@@ -96,6 +96,11 @@ public struct RunCounts: Sendable, Equatable {
     /// Failed or unsent devices an attempt of which may have reached the provider (a request
     /// cancelled in flight): sending them again may notify them twice.
     public var possiblyDelivered = 0
+    /// Quiet hours: lines deferred to `deferred.ndjson` (their devices are `skipped: quiet_hours`).
+    public var deferredLines = 0
+    /// Quiet hours: routed lines whose time zone field was absent or not a known zone name, judged
+    /// in the default zone.
+    public var defaultTimeZoneLines = 0
 
     public init() {}
 
@@ -171,6 +176,8 @@ public struct RunCounts: Sendable, Equatable {
         truncated += other.truncated
         possibleDuplicates += other.possibleDuplicates
         possiblyDelivered += other.possiblyDelivered
+        deferredLines += other.deferredLines
+        defaultTimeZoneLines += other.defaultTimeZoneLines
         for (k, v) in other.written { written[k, default: 0] += v }
         for (k, v) in other.sent { sent[k, default: 0] += v }
         ReasonTally.merge(other.invalidTokens, into: &invalidTokens)

@@ -89,6 +89,11 @@ public struct CampaignEncoder: Sendable {
         case .success(let routed):
             record = routed
         }
+        if let quietHours = campaign.quietHours {
+            let verdict = quietHours.verdict(for: record.root)
+            if verdict.usedDefaultZone { batch.baseCounts.defaultTimeZoneLines += 1 }
+            if verdict.inside { return deferLine(record, line: line, buffer: buffer, into: &batch) }
+        }
         context.begin(record: record.root)
         // The recipient id is written to the arena once, with the line's first request.
         var recipient: ByteRange?
@@ -164,6 +169,25 @@ public struct CampaignEncoder: Sendable {
         case (.sms, .webhook), (.email, .webhook), (.open, .webhook): "providers.\(device.platform.rawValue).url"
         default: nil
         }
+    }
+
+    /// Quiet hours: every device of the line is skipped (`quiet_hours`) and the line goes, as read,
+    /// to `deferred.ndjson`, so a later run taking that file as its audience decides each device afresh.
+    func deferLine(_ record: AudienceRecord, line: AudienceLine, buffer: [UInt8], into batch: inout EncodedBatch) {
+        for route in record.routes {
+            let provider: Provider?
+            switch route {
+            case .routed(let device): provider = device.provider
+            case .rejected: provider = nil
+            }
+            batch.baseCounts.countDevice(provider: provider)
+            batch.baseCounts.record(.skipped(.quietHours), provider: provider)
+        }
+        batch.baseCounts.deferredLines += 1
+        buffer.withUnsafeBytes { bytes in
+            batch.deferred.appendRaw(UnsafeRawBufferPointer(rebasing: bytes[line.range]))
+        }
+        batch.deferred.appendRaw(byte: 0x0A)
     }
 
     func rejectLine(_ number: Int, id: JSONValue?, _ reason: RejectReason, into batch: inout EncodedBatch) {

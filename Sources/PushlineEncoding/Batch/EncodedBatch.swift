@@ -10,6 +10,8 @@ public struct EncodedBatch: Sendable {
     public var index: RequestIndex
     /// `rejects.ndjson` lines of the batch.
     public var rejects: JSONWriter
+    /// `deferred.ndjson` lines of the batch: quiet hours' deferred input lines, as read.
+    public var deferred: JSONWriter
     /// Dry-run request lines per provider (by `Provider.ordinal`), once rendered from the index.
     public var dryRunLines: [JSONWriter]
     /// Entries of `index` already rendered into `dryRunLines`.
@@ -28,6 +30,7 @@ public struct EncodedBatch: Sendable {
         self.sequence = sequence
         index = RequestIndex()
         rejects = JSONWriter(reservingCapacity: 0)
+        deferred = JSONWriter(reservingCapacity: 0)
         dryRunLines = Provider.allCases.map { _ in JSONWriter(reservingCapacity: 0) }
     }
 
@@ -89,6 +92,7 @@ public struct EncodedBatch: Sendable {
         renderedEntries = 0
         for i in dryRunLines.indices { dryRunLines[i].removeAll() }
         rejects.removeAll()
+        deferred.removeAll()
         baseCounts = RunCounts()
         requestTally = [Int](repeating: 0, count: Provider.allCases.count)
         firstLine = 0
@@ -100,12 +104,13 @@ public struct EncodedBatch: Sendable {
         var entries: Int
         var arena: Int
         var rejects: Int
+        var deferred: Int
         var baseCounts: RunCounts
         var requestTally: [Int]
     }
 
     public var mark: Mark {
-        Mark(entries: index.count, arena: index.arena.count, rejects: rejects.count, baseCounts: baseCounts, requestTally: requestTally)
+        Mark(entries: index.count, arena: index.arena.count, rejects: rejects.count, deferred: deferred.count, baseCounts: baseCounts, requestTally: requestTally)
     }
 
     /// Drops every request, reject and count added since `mark` (entries rendered since are not
@@ -114,6 +119,7 @@ public struct EncodedBatch: Sendable {
         index.truncate(entries: mark.entries, arenaBytes: mark.arena)
         renderedEntries = min(renderedEntries, mark.entries)
         if rejects.count > mark.rejects { rejects.truncate(to: mark.rejects, needsComma: false) }
+        if deferred.count > mark.deferred { deferred.truncate(to: mark.deferred, needsComma: false) }
         baseCounts = mark.baseCounts
         requestTally = mark.requestTally
     }

@@ -39,6 +39,11 @@ public struct Campaign: Sendable {
     /// Distinct personalized templates (identical sources share one), each rendered at most
     /// once per recipient however many devices and fields use it.
     public var templateSlots = 0
+    /// `dedupe:` (default true): a device token seen earlier in the audience is skipped
+    /// (`duplicate_token`); the runtime's `TokenDedupe` does it.
+    public var dedupeTokens = true
+    /// `quiet_hours:`: recipients inside the window are deferred (their lines to `deferred.ndjson`).
+    public var quietHours: QuietHours?
 }
 
 extension Campaign {
@@ -165,7 +170,7 @@ extension Campaign {
         }
 
         if context.log.hasErrors { throw CampaignCompileError(diagnostics: context.log.diagnostics) }
-        return Campaign(
+        var campaign = Campaign(
             name: root["name"]?.stringValue ?? "campaign",
             audience: root["audience"]?.stringValue,
             output: root["output"]?.stringValue,
@@ -179,6 +184,9 @@ extension Campaign {
             warnings: context.log.warnings,
             templateSlots: context.templateSlots
         )
+        campaign.dedupeTokens = root["dedupe"]?.boolValue ?? true
+        campaign.quietHours = QuietHoursSchema.compile(root["quiet_hours"], now: now)
+        return campaign
     }
 }
 

@@ -141,6 +141,10 @@ public enum PipelineSchema {
         SchemaProperty("providers", .object(providers)),
         SchemaProperty("output", .string(.constant)),
         SchemaProperty("dry_run", .object(dryRun)),
+        // Skip a device token seen earlier in the audience (docs/pipeline.md, "Dedupe").
+        SchemaProperty("dedupe", .boolean, default: .bool(true)),
+        // Defer recipients inside a daily window of their local time (docs/pipeline.md, "Quiet hours").
+        SchemaProperty("quiet_hours", .object(QuietHoursSchema.object)),
     ], rules: [deviceTypesRule])
 
     /// `device_types` entries: platform names or `open::<name>`.

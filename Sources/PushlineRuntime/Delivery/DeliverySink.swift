@@ -42,6 +42,8 @@ public actor DeliverySink: RequestSink {
     private let folder: String
     private let logger: Logger
     private let stop: RunStop?
+    /// Quiet hours are on: deferred lines go to `deferred.ndjson`.
+    private let writesDeferred: Bool
     private let prepared = PreparedBytes()
     private var started = false
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -59,8 +61,9 @@ public actor DeliverySink: RequestSink {
     /// `lanes`: one per provider (a second lane for the same provider is ignored).
     public init(
         executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:],
-        folder: String, stop: RunStop? = nil, logger: Logger
+        folder: String, stop: RunStop? = nil, writesDeferred: Bool = false, logger: Logger
     ) {
+        self.writesDeferred = writesDeferred
         self.executor = executor
         self.routes = routes
         var seen = Set<Provider>()
@@ -94,7 +97,7 @@ public actor DeliverySink: RequestSink {
         started = true
         let state: SendState
         do throws(OutputFileError) {
-            state = try SendState(folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, logger: logger)
+            state = try SendState(folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, writesDeferred: writesDeferred, logger: logger)
         } catch {
             for lane in lanes { await lane.cancel() }
             throw SinkError(message: error.description)

@@ -35,6 +35,9 @@ final class SendState {
     let failed: ResultFile
     let unsent: ResultFile
     let rejects: ResultFile
+    /// Quiet hours' deferred lines, when the campaign has quiet hours.
+    let deferredLines: ResultFile?
+    private var resultFiles: [ResultFile] { [sent, invalidTokens, failed, unsent, rejects] + (deferredLines.map { [$0] } ?? []) }
     private(set) var writeFailure: OutputFileError?
 
     private(set) var counts = RunCounts()
@@ -57,7 +60,7 @@ final class SendState {
     private let started = ContinuousClock.now
     private var lastProgress = ContinuousClock.now
 
-    init(folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], logger: Logger) throws(OutputFileError) {
+    init(folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false, logger: Logger) throws(OutputFileError) {
         func open(_ name: String) throws(OutputFileError) -> ResultFile {
             ResultFile(name: name, file: try OutputFile(path: folder + "/" + name))
         }
@@ -66,6 +69,7 @@ final class SendState {
         failed = try open("failed.ndjson")
         unsent = try open("unsent.ndjson")
         rejects = try open("rejects.ndjson")
+        deferredLines = writesDeferred ? try open("deferred.ndjson") : nil
         routeProvider = routes.routes.map(\.provider)
         routePlatform = routes.routes.map(\.platformName)
         var laneOf = [Int?](repeating: nil, count: Provider.allCases.count)
@@ -88,6 +92,7 @@ final class SendState {
     func accept(_ batch: EncodedBatch, bytes prepared: RequestBytes?, settlement: BatchSettlement, pool: BatchPool?, stopping: Bool = false) -> [[OutgoingRequest]] {
         counts.add(batch.encodeCounts)
         if batch.rejects.count > 0 { write(batch.rejects.bytes, to: rejects) }
+        if batch.deferred.count > 0, let deferredLines { write(batch.deferred.bytes, to: deferredLines) }
         let n = batch.index.count
         guard n > 0 else {
             settlement.settle(sequence: batch.sequence, lastLine: batch.lastLine)
@@ -241,7 +246,7 @@ final class SendState {
     func flushToDisk() {
         flush()
         guard writeFailure == nil else { return }
-        for file in [sent, invalidTokens, failed, unsent, rejects] {
+        for file in resultFiles {
             do throws(OutputFileError) {
                 try file.file?.flush()
             } catch {
@@ -266,7 +271,7 @@ final class SendState {
         flush()
         if let writeFailure { throw writeFailure }
         var report = SinkReport()
-        for file in [sent, invalidTokens, failed, unsent, rejects] {
+        for file in resultFiles {
             guard let open = file.file.take() else { continue }
             report.files.append((file.name, try open.close()))
         }

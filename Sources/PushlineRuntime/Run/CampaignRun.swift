@@ -16,6 +16,10 @@ public struct RunReport: Sendable {
     public var seconds: Double
     /// Set when the run failed for a reason other than the input (output, reconciliation).
     public var failure: String?
+    /// Why a `failed` run failed, as its exit code (output, a provider, the folder, a bug).
+    public var failureExit: PushlineExit?
+    /// The process exit code: the status's, or for a failed run its cause's.
+    public var exit: PushlineExit { status == .failed ? failureExit ?? .outputError : status.exit }
     /// Every input line up to here is settled (the settled-line low-water mark; a resume
     /// checkpoint is written from it).
     public var settledThroughLine = 0
@@ -171,6 +175,7 @@ public struct CampaignRun: Sendable {
         } catch {
             var report = emptyReport()
             report.failure = error.description
+            report.failureExit = error.code == .inUse || error.code == .unfinishedRun ? .outputFolderBusy : .outputError
             log(report)
             return report
         }
@@ -189,6 +194,7 @@ public struct CampaignRun: Sendable {
                     for lane in lanes { await lane.cancel() }
                     var report = emptyReport()
                     report.failure = "cannot start the \(configuration.provider.rawValue) sender: \(error)"
+                    report.failureExit = .providerStopped
                     writeSummary(&report, campaign: campaign, startedAt: startedAt)
                     log(report)
                     return report
@@ -214,7 +220,8 @@ public struct CampaignRun: Sendable {
         if let sending {
             let sink = DeliverySink(
                 executor: writeThread, routes: campaign.routeTable, lanes: lanes,
-                skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop, logger: logger
+                skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop,
+                writesDeferred: campaign.quietHours != nil, logger: logger
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
         } else {
@@ -225,7 +232,7 @@ public struct CampaignRun: Sendable {
                     "cause": "\((phase == .immediate ? stop?.immediateCause : stop?.cause) ?? "a stop request")",
                 ])
             }
-            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, logger: logger)
+            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, writesDeferred: campaign.quietHours != nil, logger: logger)
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
         }
         // Stopped when the stop came before the stages ended (a signal while the summary is
@@ -265,9 +272,11 @@ public struct CampaignRun: Sendable {
                     broken += ", events of \(sinkReport.lanesEndedEarly.map(\.rawValue).joined(separator: ", ")) ended early"
                 }
                 report.failure = broken
+                report.failureExit = .internalError
             }
         case .failure(let error):
             report.failure = "writing results failed: \(error.description)"
+            report.failureExit = .outputError
             sinkFailed = true
         }
         report.settledThroughLine = settlement.lowWaterMark
@@ -296,7 +305,10 @@ public struct CampaignRun: Sendable {
             // A stopped provider fails the run with its message; every device still has an
             // outcome (failed: provider_stopped), so the counts must add up all the same.
             let reasons = [stopped, reconcileFailure].compactMap { $0 }
-            if !reasons.isEmpty { report.failure = reasons.joined(separator: "; ") }
+            if !reasons.isEmpty {
+                report.failure = reasons.joined(separator: "; ")
+                report.failureExit = reconcileFailure != nil ? .internalError : .providerStopped
+            }
         }
         report.stop = stopReport
         if report.failure != nil {
@@ -321,6 +333,7 @@ public struct CampaignRun: Sendable {
             try RunSummary.write(report, campaign: campaign, pipelinePath: pipeline.path, startedAt: startedAt, to: outputFolder + "/summary.json")
         } catch {
             report.failure = "cannot write summary.json: \(error)"
+            report.failureExit = .outputError
             report.status = .failed
         }
     }
@@ -339,7 +352,8 @@ public struct CampaignRun: Sendable {
         let source = AudienceSource(executor: readThread)
         let pool = BatchPool(limit: Self.batchWindow(workers: workers))
         async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, stop: stop, into: lines)
-        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, input: lines, output: encoded)
+        let dedupe = pipeline.campaign.dedupeTokens ? TokenDedupe(routes: pipeline.campaign.routeTable) : nil
+        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, input: lines, output: encoded)
         let sinkResult: Result<SinkReport, SinkError>
         do throws(SinkError) {
             sinkResult = .success(try await sink.run(input: encoded, settlement: settlement, recycle: pool))
@@ -352,6 +366,7 @@ public struct CampaignRun: Sendable {
         }
         let sourceOutcome = await sourceReport
         await encodeDone
+        if let dedupe { DedupeLog.report(dedupe, logger: logger) }
         return StageResult(source: sourceOutcome, sink: sinkResult)
     }
 

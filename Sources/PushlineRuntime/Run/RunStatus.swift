@@ -1,4 +1,7 @@
-/// How a run ended, and the process exit code each outcome maps to (documented in the README).
+public import PushlineCore
+
+/// How a run ended. `RunReport.exit` maps it (and, for `failed`, the cause) to the process exit
+/// code (`PushlineExit`, docs/exit-codes.md).
 public enum RunStatus: String, Sendable {
     /// Every device was written or sent (skips by design included).
     case completed
@@ -18,16 +21,16 @@ public enum RunStatus: String, Sendable {
     /// written under their final names; lines after the stop were not read.
     case stopped
 
-    public var exitCode: Int32 {
+    /// The exit code of this status; `failed` has several causes, so a run's code is
+    /// `RunReport.exit`, which knows which one (`outputError` when none was named).
+    public var exit: PushlineExit {
         switch self {
-        case .completed: 0
-        case .completedWithRejects, .completedWithFailures: 3
-        case .inputError: 4
-        case .failed: 5
-        case .stopped: 6
+        case .completed: .ok
+        case .completedWithRejects: .completedWithRejects
+        case .completedWithFailures: .completedWithFailures
+        case .inputError: .inputError
+        case .failed: .outputError
+        case .stopped: .stopped
         }
     }
-
-    /// Exit code of `validate` and `run` when the pipeline itself is invalid.
-    public static let invalidPipelineExitCode: Int32 = 2
 }

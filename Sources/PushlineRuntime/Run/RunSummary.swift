@@ -12,7 +12,7 @@ enum RunSummary {
             "pipeline": pipelinePath,
             "mode": report.mode,
             "status": report.status.rawValue,
-            "exit_code": Int(report.status.exitCode),
+            "exit_code": Int(report.exit.rawValue),
             "started_at": ISO8601DateFormatter().string(from: startedAt),
             "seconds": (report.seconds * 1000).rounded() / 1000,
             "input": [
@@ -69,6 +69,7 @@ enum RunSummary {
             summary["input_error"] = entry
         }
         if let failure = report.failure { summary["failure"] = failure }
+        if let quietHours = campaign.quietHours { summary["quiet_hours"] = QuietHoursSummary.entry(quietHours, counts: counts) }
         if let stop = report.stop {
             summary["stop"] = [
                 "cause": stop.cause,

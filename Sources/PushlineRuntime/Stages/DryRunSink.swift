@@ -59,11 +59,14 @@ public actor DryRunSink: RequestSink {
     private let folder: String
     private let gzip: Bool
     private let logger: Logger
+    /// Quiet hours are on: deferred lines go to `deferred.ndjson`.
+    private let writesDeferred: Bool
     private var state = State.idle
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// `routes`: the campaign's route table; one `requests-<provider>` file per provider it reaches.
-    public init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, logger: Logger) {
+    public init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, logger: Logger) {
+        self.writesDeferred = writesDeferred
         self.executor = executor
         self.renderer = DryRunRenderer(routes: routes)
         self.providers = routes.providers
@@ -84,7 +87,9 @@ public actor DryRunSink: RequestSink {
         var report = SinkReport()
         var requestFiles: [Provider: OpenFile] = [:]
         let rejects: OpenFile
+        var deferred: OpenFile?
         do throws(OutputFileError) {
+            if writesDeferred { deferred = OpenFile(name: "deferred.ndjson", file: try open("deferred.ndjson", compressed: false)) }
             for provider in providers {
                 let name = "requests-\(provider.rawValue).ndjson" + (gzip ? ".gz" : "")
                 requestFiles[provider] = OpenFile(name: name, file: try open(name, compressed: gzip))
@@ -109,6 +114,9 @@ public actor DryRunSink: RequestSink {
                     if ready.rejects.count > 0 {
                         try rejects.file!.write(ready.rejects.bytes)
                     }
+                    if ready.deferred.count > 0, let deferred {
+                        try deferred.file!.write(ready.deferred.bytes)
+                    }
                     // Every request of the batch is written: its outcome, per provider.
                     report.counts.add(ready.counts)
                     settlement.settle(sequence: ready.sequence, lastLine: ready.lastLine)
@@ -121,7 +129,7 @@ public actor DryRunSink: RequestSink {
                     logProgress(report.counts, elapsed: now - started)
                 }
             }
-            for file in Array(requestFiles.values) + [rejects] {
+            for file in Array(requestFiles.values) + [rejects] + (deferred.map { [$0] } ?? []) {
                 guard let open = file.file.take() else { continue }
                 // Bytes on disk (compressed for .gz), as `ls -l` shows them.
                 let bytes = try open.close()

@@ -13,14 +13,18 @@ public import AsyncAlgorithms
 /// always gets every sequence number and the run reconciles.
 public enum EncodeStage {
     /// `sink.prepare` runs on the worker once a batch is encoded (the dry run renders its lines there).
+    /// `dedupe`: when set, each encoded batch is checked against the tokens of earlier batches in
+    /// input order (`TokenDedupe`) before `prepare`.
     public static func run<Encoder: LineEncoding, Sink: RequestSink>(
         encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64, sink: Sink,
+        dedupe: TokenDedupe? = nil,
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(1, workers) {
                 group.addTask {
                     var context = encoder.makeContext()
+                    var digests: [UInt64] = []
                     for await numbered in input {
                         var encoded = pool.take(sequence: numbered.sequence)
                         do {
@@ -30,6 +34,10 @@ public enum EncodeStage {
                             // each line so the failing ones are accounted and the rest written.
                             encoded.removeAll(sequence: numbered.sequence)
                             encodeGuarded(numbered.lines, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, sink: sink, into: &encoded)
+                        }
+                        if let dedupe {
+                            dedupe.digests(of: encoded, into: &digests)
+                            await dedupe.check(&encoded, digests: digests)
                         }
                         sink.prepare(&encoded)
                         await output.send(encoded)

@@ -45,7 +45,7 @@ struct GenerateAudienceCommand: ParsableCommand {
             devices = try generator.write(count: count, to: file)
         } catch {
             Console.fail("\(error)")
-            throw ExitCode(RunStatus.failed.exitCode)
+            throw ExitCode(.outputError)
         }
         try Console.line("wrote \(count) customers with \(devices) devices to \(file)")
     }

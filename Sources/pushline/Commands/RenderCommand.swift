@@ -28,14 +28,14 @@ struct RenderCommand: ParsableCommand {
         let loaded = try options.load()
         guard let audiencePath = audience ?? loaded.audiencePath else {
             Console.fail("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
-            throw ExitCode(RunStatus.invalidPipelineExitCode)
+            throw ExitCode(.invalidPipeline)
         }
         let preview: LinePreview
         do {
             preview = try LinePreview.render(pipeline: loaded, audiencePath: audiencePath, line: line)
         } catch {
             Console.fail("\(error)")
-            throw ExitCode(RunStatus.inputError.exitCode)
+            throw ExitCode(.inputError)
         }
         for request in preview.requests {
             try Console.line(compact ? request : LinePreview.pretty(request))

@@ -18,7 +18,8 @@ struct RunCommand: AsyncParsableCommand {
         SIGTERM or SIGINT stops the run gracefully: it reads no more, settles every device it
         read (sending: in-flight requests get --drain-timeout seconds to finish, then are
         cancelled; devices not settled with their provider are listed in unsent.ndjson), writes
-        the results and summary.json (status stopped) and exits with 6. A second signal cancels
+        the results and summary.json (status stopped) and exits with 6 (exit codes:
+        docs/exit-codes.md). A second signal cancels
         what is in flight at once. A folder holding a previous run's unfinished results (killed,
         or stopped) is refused unless --force, which moves them into interrupted-<UTC time>/.
         """
@@ -76,15 +77,15 @@ struct RunCommand: AsyncParsableCommand {
         } catch {
             if let invalid = error.pipelineError {
                 options.reportInvalid(invalid, while: "to send")
-                throw ExitCode(RunStatus.invalidPipelineExitCode)
+                throw ExitCode(.invalidPipeline)
             }
             Console.fail(error.description)
-            throw ExitCode(ExitCode.validationFailure.rawValue)
+            throw ExitCode(.usage)
         }
         decision.apply(to: &loaded)
         guard let audiencePath = audience ?? loaded.audiencePath else {
             Console.fail("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
-            throw ExitCode(RunStatus.invalidPipelineExitCode)
+            throw ExitCode(.invalidPipeline)
         }
         let level = logLevel
         LoggingSystem.bootstrap { label in
@@ -107,7 +108,7 @@ struct RunCommand: AsyncParsableCommand {
         } else if let error = report.source.error {
             Console.fail("the audience could not be read: \(error.description) (the lines before the error were processed and written)")
         }
-        if report.status != .completed { throw ExitCode(report.status.exitCode) }
+        if report.exit != .ok { throw ExitCode(report.exit) }
     }
 }
 

@@ -54,8 +54,9 @@ struct TemplateRenderCommand: ParsableCommand {
         if let recordLine, recordLine < 1 { throw ValidationError("--record-line must be 1 or more; got \(recordLine)") }
     }
 
-    /// Exit codes: 2 the template or the data is invalid, 3 the render failed, 4 the audience
-    /// line could not be read, 5 standard output could not be written.
+    /// Exit codes (docs/exit-codes.md): invalidPipeline the template is invalid or unreadable,
+    /// usage the data is not one JSON object, renderFailed the render failed, inputError the
+    /// audience line could not be read, outputError standard output could not be written.
     func run() throws {
         let source: String
         if let template {
@@ -65,7 +66,7 @@ struct TemplateRenderCommand: ParsableCommand {
                 source = String(decoding: try BoundedFile.read(file ?? "", limit: Self.maxTemplateBytes), as: UTF8.self)
             } catch {
                 Console.fail("cannot read the template: \(error)")
-                throw ExitCode(2)
+                throw ExitCode(.invalidPipeline)
             }
         }
         let compiled: any CompiledTemplate
@@ -74,7 +75,7 @@ struct TemplateRenderCommand: ParsableCommand {
         } catch {
             Console.error("\(file ?? "template"):\(error.line):\(error.column): error: \(error.message)")
             Console.fail("the template is invalid")
-            throw ExitCode(2)
+            throw ExitCode(.invalidPipeline)
         }
         let bytes: [UInt8]
         if let data {
@@ -84,7 +85,7 @@ struct TemplateRenderCommand: ParsableCommand {
                 bytes = try AudienceLineReader.line(recordLine ?? 1, of: audience ?? "")
             } catch {
                 Console.fail("\(error)")
-                throw ExitCode(4)
+                throw ExitCode(.inputError)
             }
         }
         let document: JSONDocument
@@ -92,18 +93,18 @@ struct TemplateRenderCommand: ParsableCommand {
             document = try JSONDocument(bytes: bytes)
         } catch {
             Console.fail("the data is not valid JSON: \(error)")
-            throw ExitCode(2)
+            throw ExitCode(.usage)
         }
         guard document.root.kind == .object else {
             Console.fail("the data must be one JSON object, like an audience line")
-            throw ExitCode(2)
+            throw ExitCode(.usage)
         }
         var output = RenderOutput(mode: .raw, limit: 1 << 20)
         do {
             try compiled.render(record: document.root, into: &output)
         } catch {
             Console.fail("render failed: \(error)")
-            throw ExitCode(3)
+            throw ExitCode(.renderFailed)
         }
         try Console.bytes(output.bytes + [0x0A])
     }

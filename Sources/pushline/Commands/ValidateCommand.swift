@@ -10,7 +10,7 @@ struct ValidateCommand: ParsableCommand {
         Reads no audience. Loads the providers' credentials (key files, service account, CA files)
         and, when the pipeline has credentials (so `run` would send), checks that every provider its
         routes reach can be sent to. Exits 0 when the pipeline is valid (warnings are printed), 2
-        when it is not, 5 when standard output cannot be written.
+        when it is not, 5 when standard output cannot be written (docs/exit-codes.md).
         """
     )
 
@@ -26,7 +26,7 @@ struct ValidateCommand: ParsableCommand {
                 sending = "sends to \(providers.isEmpty ? "no provider" : providers.joined(separator: ", "))"
             } catch {
                 options.reportInvalid(error, while: "to send")
-                throw ExitCode(RunStatus.invalidPipelineExitCode)
+                throw ExitCode(.invalidPipeline)
             }
         }
         let warnings = loaded.campaign.warnings.count

@@ -27,7 +27,7 @@ struct PipelineOptions: ParsableArguments {
 
     var clock: Int { now ?? Int(Date().timeIntervalSince1970) }
 
-    /// Loads and compiles the pipeline, or prints every problem and exits with code 2.
+    /// Loads and compiles the pipeline, or prints every problem and exits `invalidPipeline`.
     func load() throws -> LoadedPipeline {
         do {
             let loaded = try PipelineLoader.load(path: pipeline, now: clock, providersPath: providers)
@@ -37,11 +37,11 @@ struct PipelineOptions: ParsableArguments {
             return loaded
         } catch {
             reportInvalid(error)
-            throw ExitCode(RunStatus.invalidPipelineExitCode)
+            throw ExitCode(.invalidPipeline)
         }
     }
 
-    /// Prints every diagnostic and the one `pushline: error:` line (the caller exits 2).
+    /// Prints every diagnostic and the one `pushline: error:` line (the caller exits `invalidPipeline`).
     /// `purpose`: what the pipeline is invalid for, when only sending needs it.
     func reportInvalid(_ error: PipelineError, while purpose: String? = nil) {
         Console.error(error.description)

@@ -13,9 +13,13 @@ let apnsToken3 = String(repeating: "c3", count: 32)
 let fcmToken1 = "fcm-token-one:" + String(repeating: "A", count: 40)
 let fcmToken2 = "fcm-token-two:" + String(repeating: "B", count: 40)
 
+/// The pipeline of tests that reuse a few tokens on every line (to script outcomes, or to count
+/// lines): dedupe, tested on its own (TokenDedupeTests), is off.
+let sinkTestPipeline = demoStylePipeline + "\ndedupe: false\n"
+
 /// Runs `pipeline` over `lines` in send mode, each provider's lane taken from `lanes`.
 func runSend(
-    _ pipeline: String = demoStylePipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
+    _ pipeline: String = sinkTestPipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
     validateOnly: Bool = false, batchLines: Int = 4096, workers: Int = 2, in scratch: Scratch,
     laneFactory: CampaignRun.LaneFactory? = nil, stop: RunStop? = nil
 ) async throws -> RunReport {
@@ -28,7 +32,7 @@ func runSend(
 
 /// The run `runSend` runs.
 func sendRun(
-    _ pipeline: String = demoStylePipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
+    _ pipeline: String = sinkTestPipeline, lines: [String], lanes: [ScriptedLane], configure: [Provider]? = nil,
     validateOnly: Bool = false, batchLines: Int = 4096, workers: Int = 2, in scratch: Scratch,
     laneFactory: CampaignRun.LaneFactory? = nil
 ) throws -> CampaignRun {
@@ -101,7 +105,7 @@ struct DeliveryResultFileTests {
         ])
         #expect(try resultLines(scratch, "rejects.ndjson") == [])
 
-        #expect(report.status == .completedWithFailures && report.status.exitCode == 3)
+        #expect(report.status == .completedWithFailures && report.exit == .completedWithFailures)
         #expect(report.failure == nil)
         #expect(report.counts.devices == 5)
         #expect(report.counts.sent == [.apns: 1, .fcm: 1])
@@ -297,7 +301,7 @@ struct DeliverySinkSettlementTests {
         let apns = ScriptedLane(provider: .apns, stopAfter: 2, stopMessage: message) { _ in .settle(.sent(providerID: "ok", attempts: 1)) }
         let fcm = ScriptedLane(provider: .fcm) { _ in .settle(.sent(providerID: "m", attempts: 1)) }
         let report = try await runSend(lines: lines, lanes: [apns, fcm], batchLines: 5, workers: 1, in: scratch)
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .providerStopped)
         #expect(report.failure == "the apns provider stopped: " + message)
         #expect(report.counts.sent == [.apns: 2, .fcm: count])
         #expect(report.counts.failed == ["provider_stopped": count - 2])
@@ -306,7 +310,7 @@ struct DeliverySinkSettlementTests {
         #expect(failed.count == count - 2)
         #expect(failed.allSatisfy { $0["reason"] as? String == "provider_stopped" && $0["attempts"] as? Int == 0 && $0["status"] as? Int == 0 && $0["provider"] as? String == "apns" })
         let summary = try readSummary(scratch.file("out"))
-        #expect(summary["status"] as? String == "failed" && summary["exit_code"] as? Int == 5)
+        #expect(summary["status"] as? String == "failed" && summary["exit_code"] as? Int == 8, "provider_stopped")
         #expect(summary["reconciled"] as? Bool == true)
         #expect(summary["failure"] as? String == "the apns provider stopped: " + message)
         let delivery = try #require(summary["delivery"] as? [String: [String: Any]])
@@ -354,7 +358,7 @@ struct DeliverySinkSettlementTests {
             lines: [line(#""a""#, [("ios", apnsToken1)])], lanes: [], configure: [.apns], in: scratch,
             laneFactory: { configuration, _ in throw CampaignRun.LaneFactoryError(message: "no \(configuration.provider.rawValue) transport here") }
         )
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .providerStopped)
         #expect(report.failure == "cannot start the apns sender: no apns transport here")
         #expect(report.counts.lines == 0 && report.source.physicalLines == 0)
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out/sent.ndjson")))
@@ -422,7 +426,7 @@ struct DeliverySinkBrokenLaneTests {
         let count = 200
         let audience = scratch.file("audience.ndjson")
         try ((1...count).map { line("\"r\($0)\"", [("ios", apnsToken1)]) }.joined(separator: "\n") + "\n").write(toFile: audience, atomically: true, encoding: .utf8)
-        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        let loaded = try PipelineLoader.load(path: try writePipeline(sinkTestPipeline, in: scratch), now: 1_800_000_000)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let lane = VanishingLane(provider: .apns)
@@ -435,7 +439,7 @@ struct DeliverySinkBrokenLaneTests {
         // for batch 0 forever.
         run.readerOptions.maxBatchLines = 10
         let report = await run.run()
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .internalError)
         // Requests handed over before the lane's events ended (at least the first batch's 10;
         // how many more depends on timing) have no outcome; those cut after it fail with
         // `lane_ended`. Together they are every device.
@@ -459,7 +463,7 @@ struct DeliverySinkBrokenLaneTests {
             lines: (1...count).map { line("\"r\($0)\"", [("ios", apnsToken1)]) }, lanes: [], configure: [.apns],
             batchLines: 10, workers: 1, in: scratch, laneFactory: { _, _ in lane }
         )
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .internalError)
         // The first batch is settled; batches already queued for the lane when its events ended
         // are lost (timing decides how many); later ones fail `lane_ended`.
         let sent = report.counts.sentTotal

@@ -185,7 +185,7 @@ struct FaultInjectionRunTests {
         #expect(stats.apns.requests >= 1 && stats.apns.requests <= 4, "\(stats.apns.requests) APNs requests")
         #expect(stats.apns.delivered == 0)
         // The run failed, saying why in words a person can act on.
-        #expect(report.status == .failed && report.status.exitCode == 5)
+        #expect(report.status == .failed && report.exit == .providerStopped)
         let failure = report.failure ?? ""
         #expect(failure.contains("apns") && failure.contains("InvalidProviderToken") && failure.contains(harness.credentials.keyID), "\(failure)")
         // Every device is still accounted for: FCM sent, APNs failed (the stopped provider's).

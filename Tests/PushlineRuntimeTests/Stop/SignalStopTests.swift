@@ -198,7 +198,7 @@ struct SignalStopTests {
             try Data(smallLines).write(to: URL(fileURLWithPath: small))
 
             let refused = try PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out])
-            #expect(refused.status == 5)
+            #expect(refused.status == 9, "output_folder_busy")
             let errors = refused.stderrLines.filter { $0.hasPrefix("pushline: error:") }
             #expect(errors.count == 1)
             let error = try #require(errors.first)

@@ -56,7 +56,7 @@ struct StopRunTests {
         }
         let report = try await runSend(lines: Self.lines, lanes: [apns, fcm], batchLines: 10, workers: 1, in: scratch, stop: stop)
 
-        #expect(report.status == .stopped && report.status.exitCode == 6, "\(report.failure ?? "")")
+        #expect(report.status == .stopped && report.exit == .stopped && report.exit.rawValue == 6, "\(report.failure ?? "")")
         #expect(report.reconciled && report.counts.reconciles && report.counts.reconcilesByProvider)
         let stopReport = try #require(report.stop)
         #expect(stopReport.cause == "test stop at line 100" && stopReport.immediateCause == nil && !stopReport.inputReadToEnd)
@@ -192,7 +192,7 @@ struct StopRunTests {
         let audience = scratch.file("audience.ndjson")
         try (((1...5000).map { line("\"r\($0)\"", [("ios", apnsToken1), ("android", fcmToken1)]) }).joined(separator: "\n") + "\n")
             .write(toFile: audience, atomically: true, encoding: .utf8)
-        let loaded = try PipelineLoader.load(path: try writePipeline(demoStylePipeline, in: scratch), now: 1_800_000_000)
+        let loaded = try PipelineLoader.load(path: try writePipeline(sinkTestPipeline, in: scratch), now: 1_800_000_000)
         var logger = Logger(label: "test")
         logger.logLevel = .error
         var run = CampaignRun(pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: 2, logger: logger)
