@@ -42,6 +42,8 @@ public actor DeliverySink: RequestSink {
     private let folder: String
     private let logger: Logger
     private let stop: RunStop?
+    /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
+    private let observer: RunObserver?
     private let prepared = PreparedBytes()
     private var started = false
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -59,7 +61,7 @@ public actor DeliverySink: RequestSink {
     /// `lanes`: one per provider (a second lane for the same provider is ignored).
     public init(
         executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:],
-        folder: String, stop: RunStop? = nil, logger: Logger
+        folder: String, stop: RunStop? = nil, logger: Logger, observer: RunObserver? = nil
     ) {
         self.executor = executor
         self.routes = routes
@@ -69,6 +71,7 @@ public actor DeliverySink: RequestSink {
         self.folder = folder
         self.stop = stop
         self.logger = logger
+        self.observer = observer
     }
 
     /// Copies the batch's arena into bytes of their own, on the encode worker.
@@ -82,8 +85,8 @@ public actor DeliverySink: RequestSink {
         case inputEnded
         case events(lane: Int, [SendEvent])
         case eventsEnded(lane: Int)
-        /// Every `diskFlushInterval`: results to disk, and progress logged (every two seconds)
-        /// while everything waits (retries, a pause).
+        /// Every `diskFlushInterval`: results to disk, and the counts published while everything
+        /// waits (retries, a pause).
         case tick
         /// The run is stopping.
         case stop(RunStop.Phase)
@@ -94,7 +97,7 @@ public actor DeliverySink: RequestSink {
         started = true
         let state: SendState
         do throws(OutputFileError) {
-            state = try SendState(folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, logger: logger)
+            state = try SendState(folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, logger: logger, observer: observer)
         } catch {
             for lane in lanes { await lane.cancel() }
             throw SinkError(message: error.description)
@@ -189,12 +192,13 @@ public actor DeliverySink: RequestSink {
                 cancelled = true
                 for lane in lanes { await lane.cancel() }
             }
-            state.progress()
+            state.publish()
             if inputEnded && lanesEnded == lanes.count { break }
         }
         ticker.cancel()
         itemSink.finish()
         state.flushToDisk()
+        state.publish(final: true)
         for helper in helpers { await helper.value }
 
         for lane in lanes {
