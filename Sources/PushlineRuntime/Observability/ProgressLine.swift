@@ -42,7 +42,13 @@ public struct ProgressLine: Sendable {
 
     /// The outcomes shown per provider: the run's main one first.
     private var kinds: [(String, DeliveryOutcome.Kind)] {
-        [(sending ? "sent" : "written", sending ? .sent : .written), ("invalid", .invalidToken), ("rejected", .rejected), ("failed", .failed)]
+        [(sending ? "sent" : "written", sending ? .sent : .written), ("invalid", .invalidToken), ("rejected", .rejected),
+         ("failed", .failed), ("skipped", .skipped), ("unsent", .unsent)]
+    }
+
+    /// A provider's outcomes worth showing: those that happened, and the main one while it can.
+    private func shown(_ row: OutcomeCounts) -> [(String, DeliveryOutcome.Kind)] {
+        kinds.filter { title, kind in row[kind] > 0 || (kind == kinds[0].1 && row.devices > row.skipped) }
     }
 
     private func rate(_ count: Int) -> String {
@@ -61,7 +67,7 @@ public struct ProgressLine: Sendable {
         parts.append("\(SummaryTable.group(counts.devices)) devices \(rate(counts.settledTotal))/s")
         for (provider, row) in counts.byProvider.sorted(by: { $0.key < $1.key }) where row.devices > 0 {
             var text = provider.rawValue
-            for (title, kind) in kinds where row[kind] > 0 || kind == kinds[0].1 {
+            for (title, kind) in shown(row) {
                 text += " \(title) \(SummaryTable.group(row[kind])) \(rate(row[kind]))/s"
             }
             parts.append(text)
@@ -89,9 +95,8 @@ public struct ProgressLine: Sendable {
             metadata["percent"] = "unknown"
         }
         for (provider, row) in counts.byProvider where row.devices > 0 {
-            for (title, kind) in kinds where row[kind] > 0 || kind == kinds[0].1 {
+            for (_, kind) in shown(row) {
                 let name = kind.rawValue
-                _ = title
                 metadata["\(provider.rawValue)_\(name)"] = "\(row[kind])"
                 metadata["\(provider.rawValue)_\(name)_per_second"] = "\(devicesPerSecond(row[kind], seconds: seconds))"
             }
