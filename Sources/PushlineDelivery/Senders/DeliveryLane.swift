@@ -55,6 +55,8 @@ public struct LaneReport: Sendable {
     /// How many times the provider asked the whole lane to wait (Retry-After, project quota).
     public var pauses = 0
     public var connectionsOpened = 0
+    /// Requests on the wire as of the lane's last turn (a live reading; 0 once it ended).
+    public var inFlight = 0
 
     public init(provider: Provider) { self.provider = provider }
 }

@@ -63,6 +63,7 @@ final class ProviderLane: DeliveryLane {
             total.slowdowns += report.slowdowns
             total.pauses += report.pauses
             total.connectionsOpened += report.connectionsOpened
+            total.inFlight += report.inFlight
         }
         return total
     }

@@ -44,6 +44,8 @@ public actor DeliverySink: RequestSink {
     private let stop: RunStop?
     /// Quiet hours are on: deferred lines go to `deferred.ndjson`.
     private let writesDeferred: Bool
+    /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
+    private let observer: RunObserver?
     private let prepared = PreparedBytes()
     private var started = false
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -61,7 +63,7 @@ public actor DeliverySink: RequestSink {
     /// `lanes`: one per provider (a second lane for the same provider is ignored).
     public init(
         executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:],
-        folder: String, stop: RunStop? = nil, writesDeferred: Bool = false, logger: Logger
+        folder: String, stop: RunStop? = nil, writesDeferred: Bool = false, logger: Logger, observer: RunObserver? = nil
     ) {
         self.writesDeferred = writesDeferred
         self.executor = executor
@@ -72,6 +74,7 @@ public actor DeliverySink: RequestSink {
         self.folder = folder
         self.stop = stop
         self.logger = logger
+        self.observer = observer
     }
 
     /// Copies the batch's arena into bytes of their own, on the encode worker.
@@ -85,8 +88,8 @@ public actor DeliverySink: RequestSink {
         case inputEnded
         case events(lane: Int, [SendEvent])
         case eventsEnded(lane: Int)
-        /// Every `diskFlushInterval`: results to disk, and progress logged (every two seconds)
-        /// while everything waits (retries, a pause).
+        /// Every `diskFlushInterval`: results to disk, and the counts published while everything
+        /// waits (retries, a pause).
         case tick
         /// The run is stopping.
         case stop(RunStop.Phase)
@@ -97,7 +100,7 @@ public actor DeliverySink: RequestSink {
         started = true
         let state: SendState
         do throws(OutputFileError) {
-            state = try SendState(folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, writesDeferred: writesDeferred, logger: logger)
+            state = try SendState(folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, writesDeferred: writesDeferred, logger: logger, observer: observer)
         } catch {
             for lane in lanes { await lane.cancel() }
             throw SinkError(message: error.description)
@@ -192,12 +195,13 @@ public actor DeliverySink: RequestSink {
                 cancelled = true
                 for lane in lanes { await lane.cancel() }
             }
-            state.progress()
+            state.publish()
             if inputEnded && lanesEnded == lanes.count { break }
         }
         ticker.cancel()
         itemSink.finish()
         state.flushToDisk()
+        state.publish(final: true)
         for helper in helpers { await helper.value }
 
         for lane in lanes {

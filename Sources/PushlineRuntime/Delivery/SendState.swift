@@ -3,6 +3,7 @@ import PushlineEncoding
 import PushlineDelivery
 import PushlineIO
 import Logging
+import CoreMetrics
 
 /// One result file of a sending run: lines are collected per event batch into `buffer` and
 /// written in one call; `flushToDisk` hands what the file buffered to the kernel.
@@ -57,10 +58,12 @@ final class SendState {
     /// Lanes whose events ended before the sink finished or cancelled them.
     private(set) var lanesEndedEarly: [Provider] = []
 
-    private let started = ContinuousClock.now
-    private var lastProgress = ContinuousClock.now
+    private let observer: RunObserver?
+    private var publishGate = PublishGate()
+    /// Request latency per provider ordinal, when a metrics file is written.
+    private let latencyTimers: [CoreMetrics.Timer?]
 
-    init(folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false, logger: Logger) throws(OutputFileError) {
+    init(folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false, logger: Logger, observer: RunObserver? = nil) throws(OutputFileError) {
         func open(_ name: String) throws(OutputFileError) -> ResultFile {
             ResultFile(name: name, file: try OutputFile(path: folder + "/" + name))
         }
@@ -82,6 +85,8 @@ final class SendState {
         settledByLane = Array(repeating: 0, count: lanes.count)
         laneEnded = Array(repeating: false, count: lanes.count)
         for provider in lanes { delivery[provider] = ProviderDeliveryReport(provider: provider) }
+        self.observer = observer
+        latencyTimers = Provider.allCases.map { provider in observer?.metrics?.latencyTimer(provider) }
     }
 
     // MARK: Batches
@@ -155,7 +160,10 @@ final class SendState {
                 let request = settled.request
                 let provider = provider(of: request) ?? settled.provider
                 record(request, provider: provider, outcome: settled.outcome)
-                if let latency = settled.latency { delivery[provider]?.latency.record(latency) }
+                if let latency = settled.latency {
+                    delivery[provider]?.latency.record(latency)
+                    latencyTimers[provider.ordinal]?.recordNanoseconds(RunMetrics.nanoseconds(latency))
+                }
                 if let first = firstHanded[provider] { delivery[provider]?.sendingTime = ContinuousClock.now - first }
                 if deferred.remove(request.tag) != nil {
                     settlement.release(line: request.entry.line)
@@ -286,17 +294,14 @@ final class SendState {
 
     // MARK: Progress
 
-    /// Every two seconds: lines, outcomes so far and sent per second.
-    func progress() {
-        let now = ContinuousClock.now
-        guard now - lastProgress >= .seconds(2) else { return }
-        lastProgress = now
-        let elapsed = now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        logger.info("progress", metadata: [
-            "lines": "\(counts.lines)", "sent": "\(counts.sentTotal)", "invalid_token": "\(counts.invalidTokenTotal)",
-            "failed": "\(counts.failedTotal)", "unsent": "\(counts.unsentTotal)", "rejected": "\(counts.rejectedTotal + counts.linesRejected)",
-            "retrying": "\(deferred.count)", "sent_per_second": "\(devicesPerSecond(counts.sentTotal, seconds: seconds))",
-        ])
+    /// Hands the counts to the observer, at most every `RunObserver.publishInterval` (always when
+    /// `final`).
+    func publish(final: Bool = false) {
+        guard let observer, final || publishGate.due() else { return }
+        var live = RunObserver.LiveCounts()
+        live.counts = counts
+        live.inLanes = unsettledInLanes
+        live.retrying = deferred.count
+        observer.publish(live)
     }
 }

@@ -71,6 +71,9 @@ public struct CampaignRun: Sendable {
     /// How long lanes may finish in-flight requests after a stop (`--drain-timeout`): enforced by
     /// `CampaignRunService`'s service group, reported in the summary.
     public var drainTimeout: Duration = .seconds(30)
+    /// Gets the run's counts, input offset and lanes while it runs (progress line, metrics file:
+    /// `RunObservation`).
+    public var observer: RunObserver?
 
     /// How a sending run gets a provider's lane: from its configuration and the campaign's routes.
     public typealias LaneFactory = @Sendable (ProviderSendConfiguration, RouteTable) throws -> any DeliveryLane
@@ -202,6 +205,7 @@ public struct CampaignRun: Sendable {
             }
         }
 
+        observer?.attach(lanes: lanes)
         let readThread = DedicatedThreadExecutor(name: "pushline-read")
         let writeThread = DedicatedThreadExecutor(name: "pushline-write")
         defer {
@@ -221,7 +225,7 @@ public struct CampaignRun: Sendable {
             let sink = DeliverySink(
                 executor: writeThread, routes: campaign.routeTable, lanes: lanes,
                 skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop,
-                writesDeferred: campaign.quietHours != nil, logger: logger
+                writesDeferred: campaign.quietHours != nil, logger: logger, observer: observer
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
         } else {
@@ -232,7 +236,7 @@ public struct CampaignRun: Sendable {
                     "cause": "\((phase == .immediate ? stop?.immediateCause : stop?.cause) ?? "a stop request")",
                 ])
             }
-            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, writesDeferred: campaign.quietHours != nil, logger: logger)
+            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, writesDeferred: campaign.quietHours != nil, logger: logger, observer: observer)
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
         }
         // Stopped when the stop came before the stages ended (a signal while the summary is
@@ -351,7 +355,7 @@ public struct CampaignRun: Sendable {
         let encoded = AsyncChannel<EncodedBatch>()
         let source = AudienceSource(executor: readThread)
         let pool = BatchPool(limit: Self.batchWindow(workers: workers))
-        async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, stop: stop, into: lines)
+        async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, stop: stop, observer: observer, into: lines)
         let dedupe = pipeline.campaign.dedupeTokens ? TokenDedupe(routes: pipeline.campaign.routeTable) : nil
         async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, input: lines, output: encoded)
         let sinkResult: Result<SinkReport, SinkError>

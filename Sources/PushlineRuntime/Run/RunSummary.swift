@@ -119,6 +119,7 @@ enum RunSummary {
                 "sent_per_second": (provider.sentPerSecond * 10).rounded() / 10,
                 "final_rate_per_second": rounded(lane?.finalRatePerSecond ?? 0),
                 "slowdowns": lane?.slowdowns ?? 0,
+                "pauses": lane?.pauses ?? 0,
                 "connections_opened": lane?.connectionsOpened ?? 0,
                 "stopped": lane?.stoppedBecause.map { $0 as Any } ?? NSNull(),
             ] as [String: Any]

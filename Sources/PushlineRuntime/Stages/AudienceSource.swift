@@ -46,10 +46,10 @@ public actor AudienceSource {
     /// `settlement`, each batch is read only once the batch window admits it, so batches in
     /// flight stay bounded however slowly one of them settles. Once `stop` is stopping (or the
     /// settlement closed), it reads no further batch: the lines read so far are all sent on, and
-    /// the report counts exactly those.
+    /// the report counts exactly those. `observer` gets the input offset after every batch.
     public func run(
         path: String, options: AudienceReader.Options, settlement: BatchSettlement? = nil, stop: RunStop? = nil,
-        into output: AsyncChannel<NumberedBatch>
+        observer: RunObserver? = nil, into output: AsyncChannel<NumberedBatch>
     ) async -> SourceReport {
         precondition({ if case .idle = state { true } else { false } }(), "an AudienceSource runs once")
         state = .reading
@@ -75,6 +75,7 @@ public actor AudienceSource {
             }
             do {
                 guard let batch = try reader.nextBatch() else { break }
+                observer?.readerAt(reader.bytesRead)
                 await output.send(NumberedBatch(sequence: report.batches, lines: batch))
                 report.batches += 1
             } catch {

@@ -61,11 +61,13 @@ public actor DryRunSink: RequestSink {
     private let logger: Logger
     /// Quiet hours are on: deferred lines go to `deferred.ndjson`.
     private let writesDeferred: Bool
+    /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
+    private let observer: RunObserver?
     private var state = State.idle
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// `routes`: the campaign's route table; one `requests-<provider>` file per provider it reaches.
-    public init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, logger: Logger) {
+    public init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, logger: Logger, observer: RunObserver? = nil) {
         self.writesDeferred = writesDeferred
         self.executor = executor
         self.renderer = DryRunRenderer(routes: routes)
@@ -73,6 +75,7 @@ public actor DryRunSink: RequestSink {
         self.folder = folder
         self.gzip = gzip
         self.logger = logger
+        self.observer = observer
     }
 
     /// Renders the batch's request lines from its index, on the encode worker (docs/benchmarks.md).
@@ -101,8 +104,7 @@ public actor DryRunSink: RequestSink {
 
         var pending: [Int: EncodedBatch] = [:]
         var next = 0
-        var lastProgress = ContinuousClock.now
-        let started = lastProgress
+        var publish = PublishGate()
         do throws(OutputFileError) {
             for await batch in input {
                 pending[batch.sequence] = batch
@@ -123,11 +125,16 @@ public actor DryRunSink: RequestSink {
                     pool?.give(ready)
                     next += 1
                 }
-                let now = ContinuousClock.now
-                if now - lastProgress >= .seconds(2) {
-                    lastProgress = now
-                    logProgress(report.counts, elapsed: now - started)
+                if let observer, publish.due() {
+                    var live = RunObserver.LiveCounts()
+                    live.counts = report.counts
+                    observer.publish(live)
                 }
+            }
+            if let observer {
+                var live = RunObserver.LiveCounts()
+                live.counts = report.counts
+                observer.publish(live)
             }
             for file in Array(requestFiles.values) + [rejects] + (deferred.map { [$0] } ?? []) {
                 guard let open = file.file.take() else { continue }
@@ -144,14 +151,5 @@ public actor DryRunSink: RequestSink {
 
     private func open(_ name: String, compressed: Bool) throws(OutputFileError) -> OutputFile {
         try OutputFile(path: folder + "/" + name, options: .init(compression: compressed ? .gzip(level: 6) : .none))
-    }
-
-    private func logProgress(_ counts: RunCounts, elapsed: Duration) {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = devicesPerSecond(counts.writtenTotal, seconds: seconds)
-        logger.info("progress", metadata: [
-            "lines": "\(counts.lines)", "written": "\(counts.writtenTotal)",
-            "rejected": "\(counts.rejectedTotal + counts.linesRejected)", "devices_per_second": "\(rate)",
-        ])
     }
 }

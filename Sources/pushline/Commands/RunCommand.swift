@@ -55,6 +55,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @OptionGroup(title: "Progress, logs and metrics") var observability: ObservabilityOptions
+
     func validate() throws {
         if output?.isEmpty == true { throw ValidationError("--output must not be empty") }
         if audience?.isEmpty == true { throw ValidationError("--audience must not be empty (use - for standard input)") }
@@ -87,12 +89,9 @@ struct RunCommand: AsyncParsableCommand {
             Console.fail("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
             throw ExitCode(.invalidPipeline)
         }
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let settings = observability.settings
+        let liveLine = settings.drawsLiveLine(terminal: LiveLine.isTerminal()) ? LiveLine() : nil
+        observability.bootstrapLogging(level: logLevel, liveLine: liveLine)
         let logger = Logger(label: "pushline")
         if let notice = decision.notice { logger.notice("\(notice)") }
         for line in decision.describeProviders() { logger.info("\(line)") }
@@ -102,7 +101,20 @@ struct RunCommand: AsyncParsableCommand {
         )
         run.moveUnfinishedRunAside = force
         run.drainTimeout = .seconds(drainTimeout)
-        let report = await run.runStoppable()
+        let observation = RunObservation(
+            settings: settings, audiencePath: audiencePath, sending: { if case .send = decision.mode { true } else { false } }(), liveLine: liveLine, logger: logger
+        )
+        run.observer = observation.observer
+        let report = await observation.observe { [run] in await run.runStoppable() }
+        // On standard error, before the one error line (if any) that stays last; with JSON logs,
+        // as one log event, so every line but that error is JSON.
+        if SummaryTable.applies(to: report) {
+            let table = SummaryTable.render(report)
+            switch observability.logFormat {
+            case .text: for line in table { Console.error(line) }
+            case .json: logger.notice("run summary", metadata: ["table": .array(table.map { .string($0) })])
+            }
+        }
         if let failure = report.failure {
             Console.fail(failure)
         } else if let error = report.source.error {

@@ -75,7 +75,8 @@ struct SendingRunHarness {
 
     /// Runs the pipeline with the real senders; retries quicker than the defaults (the policy's
     /// timing is tested on its own), Retry-After still honoured.
-    func run(pipelinePath: String, logs: LogRecorder) async throws -> RunReport {
+    /// `observation`: progress and metrics around the run (its observer given to the run).
+    func run(pipelinePath: String, logs: LogRecorder, observation: RunObservation? = nil) async throws -> RunReport {
         let loaded = try PipelineLoader.load(path: pipelinePath, now: 1_800_000_000, environment: [:])
         var configurations = try DeliveryConfiguration.load(pipeline: loaded)
         for i in configurations.indices {
@@ -84,11 +85,13 @@ struct SendingRunHarness {
             )
             configurations[i].settings.requestTimeout = .seconds(20)
         }
-        let run = CampaignRun(
+        var run = CampaignRun(
             pipeline: loaded, audiencePath: loaded.audiencePath!, outputFolder: scratch.file("out"), workers: 2,
             mode: .send(configurations, validateOnly: false), logger: logs.logger
         )
-        return await run.run()
+        guard let observation else { return await run.run() }
+        run.observer = observation.observer
+        return await observation.observe { [run] in await run.run() }
     }
 }
 

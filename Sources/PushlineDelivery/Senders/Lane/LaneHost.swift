@@ -306,6 +306,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         report.finalRatePerSecond = machine.currentRate
         report.slowdowns = machine.slowdowns
         report.pauses = machine.pauses
+        report.inFlight = machine.inFlightCount
         return report
     }
 }

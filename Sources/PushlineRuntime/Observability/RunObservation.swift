@@ -1,0 +1,146 @@
+public import Logging
+import PushlineIO
+import PushlineDelivery
+
+/// How a run shows what it does (`pushline run`'s observability options).
+public struct ObservationSettings: Sendable {
+    public enum Progress: String, Sendable, CaseIterable {
+        /// The live line on a terminal, else a log line every `logInterval`.
+        case auto
+        /// The live line even when standard error is not a terminal (tests, `script`).
+        case always
+        /// Neither.
+        case never
+    }
+
+    public var progress: Progress = .auto
+    /// Without a terminal: one progress log line this often.
+    public var logInterval: Duration = .seconds(10)
+    /// On a terminal: how often the line is redrawn.
+    public var liveInterval: Duration = .milliseconds(250)
+    /// A Prometheus text file, replaced every `metricsInterval` and at the end.
+    public var metricsFile: String?
+    public var metricsInterval: Duration = .seconds(5)
+
+    public init() {}
+
+    /// Whether the live line is drawn, given whether standard error is a terminal.
+    public func drawsLiveLine(terminal: Bool) -> Bool {
+        progress == .always || (progress == .auto && terminal)
+    }
+}
+
+/// Runs a campaign with its progress and metrics: a timer task draws the live line (or logs the
+/// progress), another replaces the metrics file; both read the `RunObserver` that the run's
+/// stages publish to, never the stages themselves. When the run ends the line is cleared and the
+/// metrics file is written once more from the final report, so its counters equal
+/// `summary.json`'s.
+public final class RunObservation: Sendable {
+    public let observer: RunObserver
+    /// The live line, when it is drawn; log handlers write through it (`LiveLineLogHandler`).
+    public let liveLine: LiveLine?
+    private let settings: ObservationSettings
+    private let sending: Bool
+    private let logger: Logger
+
+    public init(settings: ObservationSettings, audiencePath: String, sending: Bool, liveLine: LiveLine?, logger: Logger) {
+        self.settings = settings
+        self.sending = sending
+        self.logger = logger
+        self.liveLine = liveLine
+        observer = RunObserver(audiencePath: audiencePath, metrics: settings.metricsFile == nil ? nil : RunMetrics())
+    }
+
+    /// The progress as of now.
+    public func progressLine() -> ProgressLine {
+        let live = observer.live
+        let elapsed = ContinuousClock.now - observer.started
+        var line = ProgressLine(
+            counts: live.counts, compressedBytesRead: observer.compressedBytesRead, audienceBytes: observer.audienceBytes,
+            seconds: Self.seconds(elapsed), sending: sending
+        )
+        line.inLanes = live.inLanes
+        line.retrying = live.retrying
+        return line
+    }
+
+    /// Runs `run` (a `CampaignRun` given `observer`) with the progress and metrics tasks around it.
+    public func observe(_ run: @Sendable () async -> RunReport) async -> RunReport {
+        var tasks: [Task<Void, Never>] = []
+        if let liveLine {
+            let interval = settings.liveInterval
+            tasks.append(Task { [self] in
+                while !Task.isCancelled {
+                    liveLine.show(progressLine().text)
+                    try? await Task.sleep(for: interval)
+                }
+            })
+        } else if settings.progress == .auto {
+            let interval = settings.logInterval
+            tasks.append(Task { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard !Task.isCancelled else { break }
+                    logger.info("progress", metadata: progressLine().metadata)
+                }
+            })
+        }
+        let metricsWriter = settings.metricsFile.flatMap { path in observer.metrics.map { MetricsWriter(path: path, metrics: $0, logger: logger) } }
+        if let metricsWriter {
+            let interval = settings.metricsInterval
+            tasks.append(Task { [self] in
+                while !Task.isCancelled {
+                    let live = observer.live
+                    await metricsWriter.write(RunMetrics.Reading(
+                        counts: live.counts, compressedBytesRead: observer.compressedBytesRead, audienceBytes: observer.audienceBytes,
+                        lanes: await observer.laneReports(), inLanes: live.inLanes, retrying: live.retrying,
+                        seconds: Self.seconds(ContinuousClock.now - observer.started)
+                    ))
+                    try? await Task.sleep(for: interval)
+                }
+            })
+        }
+        let report = await run()
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        liveLine?.clear()
+        if let metricsWriter {
+            // From the report: the same numbers as summary.json.
+            await metricsWriter.write(RunMetrics.Reading(
+                counts: report.counts, compressedBytesRead: report.source.compressedBytes, audienceBytes: observer.audienceBytes,
+                lanes: report.delivery.compactMap(\.lane), seconds: report.seconds, finished: report.exit
+            ))
+        }
+        return report
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// Writes the metrics file; a failure is logged once (and again once it recovers and fails anew),
+/// never fails the run: its results do not depend on it.
+actor MetricsWriter {
+    let path: String
+    let metrics: RunMetrics
+    let logger: Logger
+    private var failing = false
+
+    init(path: String, metrics: RunMetrics, logger: Logger) {
+        self.path = path
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    func write(_ reading: RunMetrics.Reading) {
+        metrics.update(reading)
+        do throws(OutputFileError) {
+            try metrics.write(to: path)
+            failing = false
+        } catch {
+            if !failing { logger.warning("cannot write the metrics file", metadata: ["error": "\(error.description)"]) }
+            failing = true
+        }
+    }
+}
