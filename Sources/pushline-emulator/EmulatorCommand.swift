@@ -19,18 +19,18 @@ struct EmulatorCommand: AsyncParsableCommand {
         commandName: "pushline-emulator",
         abstract: "Serve a local APNs / FCM v1 / OAuth emulator over HTTP/2 and TLS, with seeded fault injection.",
         discussion: """
-        Keys and the self-signed certificate live in --state-dir and are made on first use.
-        `pushline-emulator --print-config` writes them and prints the `providers:` block of a
-        pipeline that sends to this emulator, then exits; `pushline-emulator` (same --port and
-        --state-dir) serves until SIGINT or SIGTERM, then stops gracefully (GOAWAY, open
-        streams finish). GET /stats returns what it received per token; POST /stats/reset starts
-        the counters and the fault plan over. Faults are decided by hashing the seed with the
-        device token and its attempt number, so the same seed and requests give the same
+        Keys and the self-signed certificate live in --state-dir and are made on first use. \
+        `pushline-emulator --print-config` writes them and prints the `providers:` block of a \
+        pipeline that sends to this emulator, then exits; `pushline-emulator` (same --port and \
+        --state-dir) serves until SIGINT or SIGTERM, then stops gracefully (GOAWAY, open \
+        streams finish). GET /stats returns what it received per token; POST /stats/reset starts \
+        the counters and the fault plan over. Faults are decided by hashing the seed with the \
+        device token and its attempt number, so the same seed and requests give the same \
         answers however they interleave (docs/emulator.md).
 
-        Exit codes (docs/exit-codes.md): 0 stopped by a signal (or --print-config done), 5
-        standard output could not be written, 11 the emulator could not start (port in use, state
-        folder not writable or holding a bad key), 64 bad command-line usage. Every failure prints one line starting with
+        Exit codes (docs/exit-codes.md): 0 stopped by a signal (or --print-config done), 5 \
+        standard output could not be written, 11 the emulator could not start (port in use, state \
+        folder not writable or holding a bad key), 64 bad command-line usage. Every failure prints one line starting with \
         `pushline-emulator: error:`.
         """
     )

@@ -7,11 +7,11 @@ struct GenerateAudienceCommand: ParsableCommand {
         commandName: "generate-audience",
         abstract: "Write a realistic synthetic audience (gzip when FILE ends in .gz).",
         discussion: """
-        FILE is replaced only when it is absent or a regular file (never a symlink, FIFO or
-        device); the data goes to a temporary file beside it, renamed into place when complete.
-        Customers have non-ASCII names in many scripts and one to three devices across iOS (APNs,
-        some through FCM), Android, Web Push and Fire OS. With --hostile, that share of customers
-        get first names and event titles full of JSON-hostile text (quotes, backslashes, control
+        FILE is replaced only when it is absent or a regular file (never a symlink, FIFO or \
+        device); the data goes to a temporary file beside it, renamed into place when complete. \
+        Customers have non-ASCII names in many scripts and one to three devices across iOS (APNs, \
+        some through FCM), Android, Web Push and Fire OS. With --hostile, that share of customers \
+        get first names and event titles full of JSON-hostile text (quotes, backslashes, control \
         characters, U+2028, emoji sequences, template syntax) to test escaping end to end.
         """
     )

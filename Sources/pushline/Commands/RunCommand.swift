@@ -8,19 +8,19 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Run a campaign over its audience: send it, or (--dry-run) write the requests to files.",
         discussion: """
-        Validates the pipeline first, loads the providers' credentials, and reads nothing if
-        anything is wrong. With credentials in `providers:` (APNs key_file, FCM service_account)
-        the run sends to every provider its routes reach, and each of them needs credentials;
-        without any it is a dry run and says so. Writes, in the output folder: sent.ndjson,
-        invalid-tokens.ndjson, failed.ndjson, unsent.ndjson (sending) or
+        Validates the pipeline first, loads the providers' credentials, and reads nothing if \
+        anything is wrong. With credentials in `providers:` (APNs key_file, FCM service_account) \
+        the run sends to every provider its routes reach, and each of them needs credentials; \
+        without any it is a dry run and says so. Writes, in the output folder: sent.ndjson, \
+        invalid-tokens.ndjson, failed.ndjson, unsent.ndjson (sending) or \
         requests-<provider>.ndjson[.gz] (dry run), rejects.ndjson and summary.json.
 
-        SIGTERM or SIGINT stops the run gracefully: it reads no more, settles every device it
-        read (sending: in-flight requests get --drain-timeout seconds to finish, then are
-        cancelled; devices not settled with their provider are listed in unsent.ndjson), writes
-        the results and summary.json (status stopped) and exits with 6 (exit codes:
-        docs/exit-codes.md). A second signal cancels
-        what is in flight at once. A folder holding a previous run's unfinished results (killed,
+        SIGTERM or SIGINT stops the run gracefully: it reads no more, settles every device it \
+        read (sending: in-flight requests get --drain-timeout seconds to finish, then are \
+        cancelled; devices not settled with their provider are listed in unsent.ndjson), writes \
+        the results and summary.json (status stopped) and exits with 6 (exit codes: \
+        docs/exit-codes.md). A second signal cancels \
+        what is in flight at once. A folder holding a previous run's unfinished results (killed, \
         or stopped) is refused unless --force, which moves them into interrupted-<UTC time>/.
         """
     )

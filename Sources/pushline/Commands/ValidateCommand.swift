@@ -7,9 +7,9 @@ struct ValidateCommand: ParsableCommand {
         commandName: "validate",
         abstract: "Check a pipeline file: every problem is listed with its path, line and column.",
         discussion: """
-        Reads no audience. Loads the providers' credentials (key files, service account, CA files)
-        and, when the pipeline has credentials (so `run` would send), checks that every provider its
-        routes reach can be sent to. Exits 0 when the pipeline is valid (warnings are printed), 2
+        Reads no audience. Loads the providers' credentials (key files, service account, CA files) \
+        and, when the pipeline has credentials (so `run` would send), checks that every provider its \
+        routes reach can be sent to. Exits 0 when the pipeline is valid (warnings are printed), 2 \
         when it is not, 5 when standard output cannot be written (docs/exit-codes.md).
         """
     )
