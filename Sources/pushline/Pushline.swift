@@ -24,12 +24,13 @@ struct Pushline: AsyncParsableCommand {
         5 results or standard output could not be written, 6 run stopped by SIGTERM / SIGINT,
         7 sending run finished with failed devices, 8 a provider's sender could not start or
         stopped, 9 the output folder is in use or holds an unfinished run (pass --force),
-        10 template render failed, 64 bad command-line usage.
+        10 template render failed, 12 merge-results was given folders that are not the shards of
+        one campaign, 64 bad command-line usage.
         Every failure prints one line starting with `pushline: error:`.
         """,
         subcommands: [
             RunCommand.self, ValidateCommand.self, RenderCommand.self,
-            GenerateAudienceCommand.self, TemplateCommand.self,
+            GenerateAudienceCommand.self, TemplateCommand.self, MergeResultsCommand.self,
         ]
     )
 

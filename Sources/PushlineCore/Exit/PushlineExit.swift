@@ -34,6 +34,9 @@ public enum PushlineExit: Int32, CaseIterable, Sendable, CustomStringConvertible
     /// `pushline-emulator` could not start: the port is in use, or its state folder (keys,
     /// certificate) cannot be made, read or written.
     case emulatorCannotStart = 11
+    /// `merge-results`: the folders are not the finished, non-overlapping shards of one campaign
+    /// (another campaign or input, a shard missing or given twice, counts that do not partition).
+    case shardsDoNotMatch = 12
     /// Bad command-line usage: an unknown flag, a value out of range, or `--data` that is not
     /// one JSON object.
     case usage = 64
@@ -53,6 +56,7 @@ public enum PushlineExit: Int32, CaseIterable, Sendable, CustomStringConvertible
         case .outputFolderBusy: "output_folder_busy"
         case .renderFailed: "render_failed"
         case .emulatorCannotStart: "emulator_cannot_start"
+        case .shardsDoNotMatch: "shards_do_not_match"
         case .usage: "usage"
         }
     }

@@ -101,6 +101,9 @@ public struct RunCounts: Sendable, Equatable {
     /// Quiet hours: routed lines whose time zone field was absent or not a known zone name, judged
     /// in the default zone.
     public var defaultTimeZoneLines = 0
+    /// Sharded runs: lines another shard takes (their devices are `skipped: other_shard`; a line
+    /// without a usable id is counted here by every shard but the one that rejects it).
+    public var linesOtherShard = 0
 
     public init() {}
 
@@ -178,6 +181,7 @@ public struct RunCounts: Sendable, Equatable {
         possiblyDelivered += other.possiblyDelivered
         deferredLines += other.deferredLines
         defaultTimeZoneLines += other.defaultTimeZoneLines
+        linesOtherShard += other.linesOtherShard
         for (k, v) in other.written { written[k, default: 0] += v }
         for (k, v) in other.sent { sent[k, default: 0] += v }
         ReasonTally.merge(other.invalidTokens, into: &invalidTokens)

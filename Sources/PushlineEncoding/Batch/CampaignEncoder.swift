@@ -80,14 +80,20 @@ public struct CampaignEncoder: Sendable {
         do {
             document = try JSONDocument(buffer: buffer, range: line.range, maxDepth: maxJSONDepth)
         } catch {
+            if let shard = campaign.shard, !shard.owns(lineWithoutID: line.number) { return batch.baseCounts.linesOtherShard += 1 }
             return rejectLine(line.number, id: nil, .invalidJSON(error), into: &batch)
         }
         let record: AudienceRecord
         switch AudienceRouter.route(document.root) {
         case .failure(let reason):
+            if let shard = campaign.shard, !shard.owns(lineWithoutID: line.number) { return batch.baseCounts.linesOtherShard += 1 }
             return rejectLine(line.number, id: document.root.member("id"), reason, into: &batch)
         case .success(let routed):
             record = routed
+        }
+        if let shard = campaign.shard, !Self.owns(shard, record.id) {
+            skipDevices(of: record, .otherShard(shard), into: &batch)
+            return batch.baseCounts.linesOtherShard += 1
         }
         if let quietHours = campaign.quietHours {
             let verdict = quietHours.verdict(for: record.root)
@@ -171,9 +177,14 @@ public struct CampaignEncoder: Sendable {
         }
     }
 
-    /// Quiet hours: every device of the line is skipped (`quiet_hours`) and the line goes, as read,
-    /// to `deferred.ndjson`, so a later run taking that file as its audience decides each device afresh.
-    func deferLine(_ record: AudienceRecord, line: AudienceLine, buffer: [UInt8], into batch: inout EncodedBatch) {
+    /// Whether `shard` takes the recipient `id` (a string by its unescaped bytes, a number as written).
+    static func owns(_ shard: AudienceShard, _ id: JSONValue) -> Bool {
+        if id.kind == .string, let owned = id.withUnescapedString({ shard.owns(recipientID: $0) }) { return owned }
+        return id.withRawBytes { shard.owns(recipientID: $0) }
+    }
+
+    /// Every device of the line skipped for `reason` (another shard's recipient, quiet hours).
+    func skipDevices(of record: AudienceRecord, _ reason: SkipReason, into batch: inout EncodedBatch) {
         for route in record.routes {
             let provider: Provider?
             switch route {
@@ -181,8 +192,14 @@ public struct CampaignEncoder: Sendable {
             case .rejected: provider = nil
             }
             batch.baseCounts.countDevice(provider: provider)
-            batch.baseCounts.record(.skipped(.quietHours), provider: provider)
+            batch.baseCounts.record(.skipped(reason), provider: provider)
         }
+    }
+
+    /// Quiet hours: every device of the line is skipped (`quiet_hours`) and the line goes, as read,
+    /// to `deferred.ndjson`, so a later run taking that file as its audience decides each device afresh.
+    func deferLine(_ record: AudienceRecord, line: AudienceLine, buffer: [UInt8], into batch: inout EncodedBatch) {
+        skipDevices(of: record, .quietHours, into: &batch)
         batch.baseCounts.deferredLines += 1
         buffer.withUnsafeBytes { bytes in
             batch.deferred.appendRaw(UnsafeRawBufferPointer(rebasing: bytes[line.range]))

@@ -44,6 +44,9 @@ public struct Campaign: Sendable {
     public var dedupeTokens = true
     /// `quiet_hours:`: recipients inside the window are deferred (their lines to `deferred.ndjson`).
     public var quietHours: QuietHours?
+    /// `--shard I/N`: only the recipients of this shard are addressed (set by the run, not the
+    /// pipeline file).
+    public var shard: AudienceShard?
 }
 
 extension Campaign {

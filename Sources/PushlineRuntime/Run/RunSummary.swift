@@ -69,6 +69,7 @@ enum RunSummary {
             summary["input_error"] = entry
         }
         if let failure = report.failure { summary["failure"] = failure }
+        if let shard = campaign.shard { summary["shard"] = ShardSummary.entry(shard, counts: counts) }
         if let quietHours = campaign.quietHours { summary["quiet_hours"] = QuietHoursSummary.entry(quietHours, counts: counts) }
         if let stop = report.stop {
             summary["stop"] = [

@@ -55,6 +55,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @OptionGroup(title: "Shards") var shardOptions: ShardOptions
+
     @OptionGroup(title: "Progress, logs and metrics") var observability: ObservabilityOptions
 
     func validate() throws {
@@ -85,6 +87,8 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(.usage)
         }
         decision.apply(to: &loaded)
+        let shard = try shardOptions.resolved()
+        loaded.campaign.shard = shard
         guard let audiencePath = audience ?? loaded.audiencePath else {
             Console.fail("\(options.pipeline): no audience: set `audience:` in the pipeline or pass --audience")
             throw ExitCode(.invalidPipeline)
@@ -97,7 +101,7 @@ struct RunCommand: AsyncParsableCommand {
         for line in decision.describeProviders() { logger.info("\(line)") }
         var run = CampaignRun(
             pipeline: loaded, audiencePath: audiencePath, outputFolder: output ?? loaded.outputPath,
-            workers: workers, mode: decision.mode, logger: logger
+            workers: workers, mode: shard.map { decision.mode.sharded($0) } ?? decision.mode, logger: logger
         )
         run.moveUnfinishedRunAside = force
         run.drainTimeout = .seconds(drainTimeout)
