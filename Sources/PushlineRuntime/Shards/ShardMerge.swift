@@ -115,7 +115,31 @@ public enum ShardMerge {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw Refusal(description: "\(path) is not a JSON object")
         }
+        guard ["lines", "devices", "providers", "shard"].allSatisfy({ object[$0].map { countsAreSane($0, depth: 0) } ?? true }) else {
+            throw Refusal(description: "\(path) is not a pushline summary (a count that is not a whole number 0…\(maximumCount), or nesting deeper than a summary's)")
+        }
         return object
+    }
+
+    /// The largest count a summary may hold: far above any audience, and small enough that
+    /// summing 100,000 shards' counts cannot overflow.
+    static let maximumCount = 1_000_000_000_000
+
+    /// In the sections merged (`lines`, `devices`, `providers`, `shard`), every number is a whole
+    /// count in range and objects nest no deeper than a summary's: what `sum` and the checks rely on.
+    private static func countsAreSane(_ value: Any, depth: Int) -> Bool {
+        switch value {
+        case let object as [String: Any]:
+            return depth < 6 && object.values.allSatisfy { countsAreSane($0, depth: depth + 1) }
+        case let array as [Any]:
+            return depth < 6 && array.allSatisfy { countsAreSane($0, depth: depth + 1) }
+        case let number as NSNumber:
+            if isBool(number) { return true }
+            let double = number.doubleValue
+            return double.rounded() == double && (0...Double(maximumCount)).contains(double)
+        default:
+            return true
+        }
     }
 
     /// Adds numbers key by key, recursing into objects (per-reason and per-provider tables).

@@ -90,6 +90,25 @@ struct ShardRunTests {
             #expect(refused.stderrLines.count == 1 && refused.stderr.hasPrefix("pushline: error:"), "\(refused.stderr)")
             #expect(refused.stdout.isEmpty)
         }
+
+        // A doctored shard summary: counts that would overflow a sum, a negative count, nesting
+        // past a summary's. Refused with 12, never a crash.
+        let original = try readSummary(shardFolders[2])
+        var deep: Any = 1
+        for _ in 0..<40 { deep = ["a": deep] }
+        let doctorings: [(String, Any)] = [("read", 9_223_372_036_854_775_807), ("read", -5), ("read", 2.5), ("deep", deep)]
+        for (key, value) in doctorings {
+            var doctored = original
+            var devices = try #require(doctored["devices"] as? [String: Any])
+            devices[key] = value
+            doctored["devices"] = devices
+            let hostile = scratch.file("hostile")
+            try? FileManager.default.removeItem(atPath: hostile)
+            try FileManager.default.createDirectory(atPath: hostile, withIntermediateDirectories: true)
+            try JSONSerialization.data(withJSONObject: doctored).write(to: URL(fileURLWithPath: hostile + "/summary.json"))
+            let refused = try PushlineBinary.run(["merge-results", shardFolders[0], shardFolders[1], hostile])
+            #expect(refused.status == PushlineExit.shardsDoNotMatch.code, "\(refused.stderr)")
+        }
     }
 
     @Test func eachShardSendsAtItsShareOfTheRate() throws {
