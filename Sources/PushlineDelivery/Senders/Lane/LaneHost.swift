@@ -52,10 +52,18 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private let logger: (@Sendable (String) -> Void)?
     /// Ends the lane's event stream after its last thread.
     private let ended: LaneEventsEnd
-    /// Wakes the transfer thread; set once the transport exists (it owns the thread).
-    private let wakeBox = Mutex<(@Sendable () -> Void)?>(nil)
-    /// Connections the transport opened, read for the report.
-    private let connectionsOpened = Mutex<(@Sendable () -> Int)?>(nil)
+    /// The transport whose thread runs this host (weak: the lane owns the transport); set once
+    /// it exists. It wakes the thread and counts connections.
+    ///
+    /// A reference, never a closure: reading a closure out of a `Mutex` (`withLock { $0 }`)
+    /// writes it back wrapped in one more reabstraction thunk each time, so a closure read on
+    /// every wake grew by a thunk per call, and a long run crashed releasing (or calling) a
+    /// chain millions deep. `LaneHostTests` wakes a host millions of times.
+    private let transport = Mutex(WeakTransport())
+
+    private struct WeakTransport {
+        weak var transport: HTTP2Transport?
+    }
 
     init(
         machine: LaneStateMachine, authenticator: LaneAuthenticator, clock: any DeliveryClock,
@@ -73,12 +81,12 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
 
     /// Connects the host to its transport (weakly: the lane owns the transport).
     func attach(_ transport: HTTP2Transport) {
-        wakeBox.withLock { $0 = { [weak transport] in transport?.wakeLoop() } }
-        connectionsOpened.withLock { $0 = { [weak transport] in transport?.counters.connectionsOpened ?? 0 } }
+        self.transport.withLock { $0.transport = transport }
     }
 
-    private func wake() {
-        wakeBox.withLock { $0 }?()
+    /// Wakes the transfer thread (nothing before `attach` or after the transport is gone).
+    func wake() {
+        transport.withLock { $0.transport }?.wakeLoop()
     }
 
     // MARK: - Producers
@@ -142,7 +150,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
 
     func report() -> LaneReport {
         var report = inbox.withLock { $0.report }
-        report.connectionsOpened = connectionsOpened.withLock { $0 }?() ?? 0
+        report.connectionsOpened = transport.withLock { $0.transport }?.counters.connectionsOpened ?? 0
         return report
     }
 
