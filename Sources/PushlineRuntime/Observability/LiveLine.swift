@@ -1,3 +1,4 @@
+import PushlineIO
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -54,23 +55,8 @@ public final class LiveLine: Sendable {
         }
     }
 
+    /// Standard error gone: the progress is not worth failing the run for.
     private func emit(_ text: String) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            guard var next = buffer.baseAddress else { return }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = write(descriptor, next, remaining)
-                if written > 0 {
-                    next += written
-                    remaining -= written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    // Standard error is gone: the progress is not worth failing the run for.
-                    return
-                }
-            }
-        }
+        DescriptorOutput.writeAll(descriptor, Array(text.utf8))
     }
 }

@@ -1,5 +1,6 @@
 public import Logging
 import PushlineCore
+import PushlineIO
 public import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -113,21 +114,7 @@ public struct JSONLogHandler: LogHandler {
     /// Writes the whole line to standard error in one `write(2)` where it can (lines from
     /// several threads do not interleave), retrying short writes.
     public static let standardError: @Sendable ([UInt8]) -> Void = { bytes in
-        bytes.withUnsafeBytes { buffer in
-            guard var next = buffer.baseAddress else { return }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = Foundation.write(2, next, remaining)
-                if written > 0 {
-                    next += written
-                    remaining -= written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
+        DescriptorOutput.writeAll(2, bytes)
     }
 }
 
