@@ -96,7 +96,7 @@ public enum OpenChannelName {
 }
 
 /// A push provider: who receives the request.
-public enum Provider: String, Sendable, CaseIterable, Hashable, Comparable {
+public enum Provider: String, Sendable, CaseIterable, Hashable, Comparable, Codable, CodingKeyRepresentable {
     /// `webhook`: SMS, MMS, email and open channels, POSTed to a URL configured per channel.
     case apns, fcm, webpush, adm, webhook
 

@@ -37,6 +37,9 @@ public enum PushlineExit: Int32, CaseIterable, Sendable, CustomStringConvertible
     /// `merge-results`: the folders are not the finished, non-overlapping shards of one campaign
     /// (another campaign or input, a shard missing or given twice, counts that do not partition).
     case shardsDoNotMatch = 12
+    /// `run --resume`: no checkpoint in the folder, a finished run's, or one of another
+    /// pipeline, audience, mode, shard or clock (docs/resume.md). Nothing was read or sent.
+    case cannotResume = 13
     /// Bad command-line usage: an unknown flag, a value out of range, or `--data` that is not
     /// one JSON object.
     case usage = 64
@@ -57,6 +60,7 @@ public enum PushlineExit: Int32, CaseIterable, Sendable, CustomStringConvertible
         case .renderFailed: "render_failed"
         case .emulatorCannotStart: "emulator_cannot_start"
         case .shardsDoNotMatch: "shards_do_not_match"
+        case .cannotResume: "cannot_resume"
         case .usage: "usage"
         }
     }

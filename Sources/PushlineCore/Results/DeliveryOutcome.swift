@@ -126,6 +126,17 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The HTTP status of a failure (0: no response).
+    /// The same outcome, flagged as one whose device may have been notified twice (a resumed
+    /// run sending again what a killed run may have had on the wire). Others are unchanged.
+    public func markedPossibleDuplicate() -> DeliveryOutcome {
+        switch storage {
+        case .sent(let id, let attempts, _): .sent(providerID: id, attempts: attempts, possibleDuplicate: true)
+        case .failed(let reason, let status, let attempts, _): .failed(reason: reason, httpStatus: status, attempts: attempts, possibleDuplicate: true)
+        case .unsent(let reason, let attempts, _): .unsent(reason: reason, attempts: attempts, possibleDuplicate: true)
+        default: self
+        }
+    }
+
     public var httpStatus: Int? {
         if case .failed(_, let status, _, _) = storage { return status }
         return nil

@@ -1,7 +1,7 @@
 /// Outcomes of the devices of one provider (or of devices no provider was found for).
 /// `devices = written + sent + invalidToken + rejected + failed + skipped + unsent` once every
 /// device settled.
-public struct OutcomeCounts: Sendable, Equatable {
+public struct OutcomeCounts: Sendable, Equatable, Codable {
     public var devices = 0
     public var written = 0
     public var sent = 0
@@ -60,7 +60,7 @@ public struct OutcomeCounts: Sendable, Equatable {
 /// failed, skipped, unsent); every line is either routed (its devices counted) or rejected whole. Totals
 /// are kept by reason, and per provider in `byProvider` (devices whose provider was never known,
 /// such as an unknown platform, in `unrouted`).
-public struct RunCounts: Sendable, Equatable {
+public struct RunCounts: Sendable, Equatable, Codable {
     /// Non-blank lines read.
     public var lines = 0
     /// Blank lines skipped (they hold no recipient; counted so line numbers reconcile).

@@ -57,6 +57,19 @@ final class GzipDeflater {
     }
 }
 
+extension GzipDeflater {
+    /// Bytes went in since the member began (an empty member need not be ended at a checkpoint).
+    var hasInputSinceMemberStart: Bool { stream.pointee.total_in > 0 }
+
+    /// After a finished member: the next bytes start a new member (same level), so a file can be
+    /// cut at a member boundary and appended to later (`OutputFile.checkpoint()`).
+    func startNewMember() {
+        // deflateReset also zeroes total_in: `hasInputSinceMemberStart` is per member.
+        let status = deflateReset(stream)
+        precondition(status == Z_OK, "deflateReset: inconsistent stream state")
+    }
+}
+
 struct GzipDeflaterInitFailure: Error {
     var status: Int32
 }

@@ -237,3 +237,90 @@ private func directory(of path: String) -> String {
     if slash == path.utf8.startIndex { return "/" }
     return String(path[..<slash])
 }
+
+// MARK: Checkpoint and resume
+
+extension OutputFile {
+    /// Where a resumed file continues.
+    public enum ResumeCut: Sendable, Equatable {
+        /// After exactly this many bytes, which a checkpoint recorded: what follows belongs to
+        /// lines after the checkpoint (written again by the resumed run) or is a torn write. For
+        /// gzip, a member ended there.
+        case at(Int)
+        /// After the last whole line, keeping at least this many bytes: a record written in
+        /// completion order (sent, failed…) is kept whatever line it is of; only a torn last line
+        /// (no newline) is dropped.
+        case afterLastLine(atLeast: Int)
+    }
+
+    /// Continues a killed or stopped run's file `temporaryPath` (renamed to `path` on close): it is
+    /// cut at `cut` and written after that. The kept part must end a line (or be empty).
+    public init(resuming temporaryPath: String, path: String, cut: ResumeCut, options: Options = Options()) throws(OutputFileError) {
+        try Self.checkReplaceable(path)
+        let fd: Int32
+        switch POSIX.openForResume(temporaryPath) {
+        case .success(let descriptor): fd = descriptor
+        case .failure(let error): throw .createFailed(path: path, error)
+        }
+        func fail(_ error: OutputFileError) -> OutputFileError {
+            _ = POSIX.closeDescriptor(fd)
+            return error
+        }
+        switch POSIX.descriptorKind(fd) {
+        case .success(.regular): break
+        case .success(let kind): throw fail(.notRegularFile(path: temporaryPath, kind: kind.name))
+        case .failure(let error): throw fail(.createFailed(path: path, error))
+        }
+        let size = POSIX.fileSize(fd)
+        let length: Int
+        switch cut {
+        case .at(let bytes):
+            guard bytes >= 0, size >= bytes else {
+                throw fail(.resumeMismatch(path: path, "it holds \(size) bytes, fewer than the \(bytes) the checkpoint recorded"))
+            }
+            let plain = if case .none = options.compression { true } else { false }
+            if plain, bytes > 0, POSIX.byte(fd, at: bytes - 1) != 0x0A {
+                throw fail(.resumeMismatch(path: path, "byte \(bytes) is not the end of a line"))
+            }
+            length = bytes
+        case .afterLastLine(let atLeast):
+            guard atLeast >= 0, size >= atLeast else {
+                throw fail(.resumeMismatch(path: path, "it holds \(size) bytes, fewer than the \(atLeast) the checkpoint recorded"))
+            }
+            guard let end = POSIX.endOfLastLine(fd, size: size) else {
+                throw fail(.resumeMismatch(path: path, "it cannot be read"))
+            }
+            guard end >= atLeast else {
+                throw fail(.resumeMismatch(path: path, "byte \(atLeast) recorded by the checkpoint is not the end of a line"))
+            }
+            length = end
+        }
+        if case .failure(let error) = POSIX.truncateAndSeek(fd, to: length) {
+            throw fail(.writeFailed(path: path, error))
+        }
+        try self.init(path: path, temporaryPath: temporaryPath, descriptor: fd, options: options)
+        bytesOnDisk = length
+        bytesWritten = length
+        // The file holds a previous run's record: dropped without `close()` (a failure), it is
+        // kept for the next resume rather than removed.
+        committed = true
+    }
+
+    /// Makes everything written so far a point a resume can continue from: the buffer is
+    /// written, a gzip member is ended (the next bytes start a new one; concatenated members are
+    /// one gzip file to `gzip -d` and to the audience reader), and with `sync` the file is
+    /// fsynced. Returns the file's size on disk, which the checkpoint records.
+    public mutating func checkpoint(sync: Bool) throws(OutputFileError) -> Int {
+        if let failure { throw failure }
+        try flushBuffer()
+        if let deflater, deflater.hasInputSinceMemberStart {
+            try compress(deflater, UnsafeBufferPointer(start: nil, count: 0), finish: true)
+            deflater.startNewMember()
+        }
+        if sync, case .failure(let error) = POSIX.syncToDisk(fd) {
+            failure = .syncFailed(path: path, error)
+            throw failure!
+        }
+        return bytesOnDisk
+    }
+}

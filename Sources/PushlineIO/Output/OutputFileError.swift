@@ -13,6 +13,8 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         public static let renameFailed = Code(rawValue: "output.rename_failed")
         public static let zlibFailure = Code(rawValue: "output.zlib_failure")
         public static let notRegularFile = Code(rawValue: "output.not_regular_file")
+        public static let resumeMismatch = Code(rawValue: "output.resume_mismatch")
+        public static let checkpointFailed = Code(rawValue: "output.checkpoint_failed")
     }
 
     private enum Kind: Equatable {
@@ -23,6 +25,8 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         case renameFailed(reason: String)
         case zlibFailure(status: Int32)
         case notRegularFile(kind: String)
+        case resumeMismatch(reason: String)
+        case checkpointFailed(reason: String)
     }
 
     private let kind: Kind
@@ -41,6 +45,9 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
     static func renameFailed(path: String, _ error: POSIX.Errno) -> Self { Self(.renameFailed(reason: error.description), path: path) }
     static func zlibFailure(path: String, status: Int32) -> Self { Self(.zlibFailure(status: status), path: path) }
     static func notRegularFile(path: String, kind: String) -> Self { Self(.notRegularFile(kind: kind), path: path) }
+    static func resumeMismatch(path: String, _ reason: String) -> Self { Self(.resumeMismatch(reason: reason), path: path) }
+    /// The run's checkpoint journal could not be written (`reason` names it).
+    public static func checkpointFailed(_ reason: String) -> Self { Self(.checkpointFailed(reason: reason), path: "checkpoint.json") }
 
     public var code: Code {
         switch kind {
@@ -51,6 +58,8 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         case .renameFailed: .renameFailed
         case .zlibFailure: .zlibFailure
         case .notRegularFile: .notRegularFile
+        case .resumeMismatch: .resumeMismatch
+        case .checkpointFailed: .checkpointFailed
         }
     }
 
@@ -64,6 +73,8 @@ public struct OutputFileError: Error, Sendable, Equatable, CustomStringConvertib
         case .renameFailed(let reason): "cannot move the finished output file into place: \(reason)"
         case .zlibFailure(let status): "zlib failed with status \(status)"
         case .notRegularFile(let kind): "refusing to replace \(kind): only a regular file is replaced"
+        case .resumeMismatch(let reason): "cannot resume this results file: \(reason)"
+        case .checkpointFailed(let reason): reason
         }
     }
 

@@ -84,7 +84,7 @@ public final class OutputFolderLock: Sendable {
     }
 
     static func isFinalResultName(_ name: Substring) -> Bool {
-        if name == "rejects.ndjson" || name == "summary.json" { return true }
+        if name == "rejects.ndjson" || name == "summary.json" || name == "checkpoint.json" || name == "deferred.ndjson" { return true }
         if sendingResultNames.contains(name) { return true }
         return name.hasPrefix("requests-") && (name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz"))
     }

@@ -229,3 +229,47 @@ enum POSIX {
         }
     }
 }
+
+// MARK: Resume
+
+extension POSIX {
+    /// Opens an existing file for reading and writing (the resume checks its last kept byte),
+    /// never following a symlink.
+    static func openForResume(_ path: String) -> Result<Int32, Errno> {
+        retrying { open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    static func fileSize(_ fd: Int32) -> Int {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return -1 }
+        return Int(info.st_size)
+    }
+
+    /// The byte at `offset`, nil when it cannot be read.
+    static func byte(_ fd: Int32, at offset: Int) -> UInt8? {
+        var byte: UInt8 = 0
+        return pread(fd, &byte, 1, off_t(offset)) == 1 ? byte : nil
+    }
+
+    static func truncateAndSeek(_ fd: Int32, to length: Int) -> Result<Void, Errno> {
+        guard ftruncate(fd, off_t(length)) == 0 else { return .failure(Errno(code: errno)) }
+        guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { return .failure(Errno(code: errno)) }
+        return .success(())
+    }
+
+    /// The offset just after the last newline in the file's first `size` bytes (0 when it has
+    /// none), read backwards in blocks; nil when it cannot be read.
+    static func endOfLastLine(_ fd: Int32, size: Int) -> Int? {
+        var block = [UInt8](repeating: 0, count: 64 << 10)
+        var end = size
+        while end > 0 {
+            let start = max(0, end - block.count)
+            let count = end - start
+            let read = block.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(start)) }
+            guard read == count else { return nil }
+            if let last = block[..<count].lastIndex(of: 0x0A) { return start + last + 1 }
+            end = start
+        }
+        return 0
+    }
+}

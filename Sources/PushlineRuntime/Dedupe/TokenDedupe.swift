@@ -61,11 +61,14 @@ public final class TokenDedupe: Sendable {
 
     /// Waits for the batch's turn, then removes its requests whose digest an earlier request had
     /// (counted `skipped: duplicate_token`). `digests`: from `digests(of:into:)` for this batch.
-    public func check(_ batch: inout EncodedBatch, digests: [UInt64]) async {
+    /// `earlier`: digests of lines of the batch before its requests' lines (a resume's settled
+    /// lines), remembered first and never skipped.
+    public func check(_ batch: inout EncodedBatch, digests: [UInt64], after earlier: [UInt64] = []) async {
         let sequence = batch.sequence
         await waitForTurn(sequence)
         var duplicates: [Int] = []
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            for digest in earlier { _ = state.set.insert(digest) }
             for (i, digest) in digests.enumerated() where !state.set.insert(digest) {
                 duplicates.append(i)
             }

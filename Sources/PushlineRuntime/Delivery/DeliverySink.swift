@@ -47,6 +47,8 @@ public actor DeliverySink: RequestSink {
     /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
     private let observer: RunObserver?
     private let prepared = PreparedBytes()
+    /// Checkpoints (and, resuming, where to continue): nil for an audience from standard input.
+    private let checkpointPlan: CheckpointPlan?
     private var started = false
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -65,6 +67,17 @@ public actor DeliverySink: RequestSink {
         executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:],
         folder: String, stop: RunStop? = nil, writesDeferred: Bool = false, logger: Logger, observer: RunObserver? = nil
     ) {
+        self.init(
+            executor: executor, routes: routes, lanes: lanes, skip: skip, folder: folder, stop: stop, writesDeferred: writesDeferred,
+            checkpoint: nil, logger: logger, observer: observer
+        )
+    }
+
+    init(
+        executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:],
+        folder: String, stop: RunStop? = nil, writesDeferred: Bool = false, checkpoint: CheckpointPlan?, logger: Logger, observer: RunObserver? = nil
+    ) {
+        self.checkpointPlan = checkpoint
         self.writesDeferred = writesDeferred
         self.executor = executor
         self.routes = routes
@@ -100,7 +113,10 @@ public actor DeliverySink: RequestSink {
         started = true
         let state: SendState
         do throws(OutputFileError) {
-            state = try SendState(folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, writesDeferred: writesDeferred, logger: logger, observer: observer)
+            state = try SendState(
+                folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, writesDeferred: writesDeferred,
+                checkpoint: checkpointPlan, logger: logger, observer: observer
+            )
         } catch {
             for lane in lanes { await lane.cancel() }
             throw SinkError(message: error.description)
@@ -150,18 +166,49 @@ public actor DeliverySink: RequestSink {
         var lanesEnded = 0
         var cancelled = false
         var drained = false
+        // The first journal, before any request reaches a lane. A resume keeps the horizon it
+        // read: devices up to it that it has not sent yet are still possible duplicates.
+        state.checkpoint(sync: true, horizon: checkpointPlan.map { $0.resumed ? $0.journal.horizonLine : $0.journal.settledThroughLine } ?? 0)
+        // Chunks wait here until the journal's horizon covers their lines and the lanes hold
+        // fewer than the duplicate window (docs/resume.md): a kill can then repeat at most that
+        // many sends, and a resume knows which lines they were.
+        var pending = PendingChunks(window: checkpointPlan?.duplicateWindow ?? Int.max)
+        var feedersFinished = false
+        func release() {
+            if drained || cancelled {
+                // Stopping: held requests never reach a lane.
+                for held in pending.takeAll() { state.settleUnsent(held.requests, settlement: settlement) }
+            }
+            while let next = pending.next(inLanes: pending.released - state.settledByLanes) {
+                if next.lastLine > state.horizon {
+                    // Just this chunk's lines: the horizon stays close to what lanes were given,
+                    // so a resume marks few devices that never left.
+                    state.checkpoint(sync: false, horizon: next.lastLine)
+                    if next.lastLine > state.horizon { break }
+                }
+                pending.removeFirst(next.requests.count)
+                state.handed(lane: next.lane, count: next.requests.count)
+                feeders[next.lane].yield(next.requests)
+            }
+            if inputEnded, pending.isEmpty, !feedersFinished {
+                feedersFinished = true
+                for feeder in feeders { feeder.finish() }
+            }
+        }
         for await item in items {
             switch item {
             case .batch(let batch):
                 // Once the run is stopping, nothing new goes to a lane: the sink settles the
                 // requests of batches still coming from the encoder as unsent itself.
                 let chunks = state.accept(batch, bytes: prepared.take(sequence: batch.sequence), settlement: settlement, pool: pool, stopping: drained)
-                for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty { feeders[lane].yield(chunk) }
+                for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty { pending.append(lane: lane, chunk, lastLine: batch.lastLine) }
+                release()
             case .inputEnded:
                 inputEnded = true
-                for feeder in feeders { feeder.finish() }
+                release()
             case .events(let lane, let events):
                 state.handle(events, lane: lane, settlement: settlement)
+                release()
             case .eventsEnded(let lane):
                 lanesEnded += 1
                 // Before `finish()` (which follows the end of input) or `cancel()`, a lane's
@@ -169,10 +216,12 @@ public actor DeliverySink: RequestSink {
                 state.laneEnded(lane, early: !inputEnded && !cancelled, settlement: settlement)
             case .tick:
                 state.flushToDisk()
+                if state.checkpointDue { state.checkpoint(sync: true, horizon: state.horizon) }
             case .stop(let phase):
                 if !drained {
                     drained = true
                     logStop(state: state, settlement: settlement, immediate: phase == .immediate)
+                    release()
                     for lane in lanes { await lane.drain() }
                 }
                 if phase == .immediate, !cancelled {
@@ -183,6 +232,7 @@ public actor DeliverySink: RequestSink {
                     // No more chunks for the feeders (the sink settles new requests itself); a
                     // feeder still sending what it holds (settled unsent at once by the drained
                     // lane) cancels its lane after its last send; for the others, cancel now.
+                    feedersFinished = true
                     for (i, lane) in lanes.enumerated() {
                         feeders[i].finish()
                         if endings[i].requestCancel() { await lane.cancel() }
@@ -193,6 +243,7 @@ public actor DeliverySink: RequestSink {
                 // Results cannot be written: stop sending; everything still settles (counted)
                 // so the run drains and ends.
                 cancelled = true
+                release()
                 for lane in lanes { await lane.cancel() }
             }
             state.publish()

@@ -42,7 +42,7 @@ final class SendState {
     private(set) var writeFailure: OutputFileError?
 
     private(set) var counts = RunCounts()
-    private var ledger = BatchLedger()
+    private var batches = BatchLedger()
     /// Tags of requests waiting in a lane's retry queue (their line is held).
     private var deferred = Set<UInt64>()
     /// Per lane: requests handed over, and requests it settled.
@@ -58,14 +58,41 @@ final class SendState {
     /// Lanes whose events ended before the sink finished or cancelled them.
     private(set) var lanesEndedEarly: [Provider] = []
 
+    /// Checkpoints: the watermark and its counts, the journal (nil: an audience from stdin).
+    private(set) var ledger: CheckpointLedger
+    private let checkpointer: RunCheckpointer?
+    /// Resuming: what the previous runs recorded after the watermark, and the lines a killed
+    /// run may have had on the wire (their devices sent again are marked `possible_duplicate`).
+    private let records: ResumeRecords?
+    private let possibleDuplicateLines: ClosedRange<Int>?
+    /// Rejects and deferred lines are written in input order (the checkpoint cuts them at the
+    /// watermark on resume): bytes of batches that came early, by sequence.
+    private var earlyLines: [Int: (rejects: [UInt8], deferred: [UInt8])] = [:]
+    private var nextInOrder = 0
+    /// Devices settled from the previous runs' records (not sent again).
+    private(set) var settledFromRecords = 0
+
     private let observer: RunObserver?
     private var publishGate = PublishGate()
     /// Request latency per provider ordinal, when a metrics file is written.
     private let latencyTimers: [CoreMetrics.Timer?]
 
-    init(folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false, logger: Logger, observer: RunObserver? = nil) throws(OutputFileError) {
+    init(
+        folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false,
+        checkpoint: CheckpointPlan? = nil, logger: Logger, observer: RunObserver? = nil
+    ) throws(OutputFileError) {
         func open(_ name: String) throws(OutputFileError) -> ResultFile {
-            ResultFile(name: name, file: try OutputFile(path: folder + "/" + name))
+            let path = folder + "/" + name
+            guard let resumed = checkpoint?.resumedPath(of: name) else { return ResultFile(name: name, file: try OutputFile(path: path)) }
+            // Results in completion order are kept whole (a torn last line dropped); unsent
+            // devices are sent by this run, so their list starts again; rejects and deferred
+            // lines follow input order and are cut at the watermark.
+            let cut: OutputFile.ResumeCut = switch name {
+            case "unsent.ndjson": .at(0)
+            case "rejects.ndjson", "deferred.ndjson": .at(resumed.mark.bytes)
+            default: .afterLastLine(atLeast: resumed.mark.bytes)
+            }
+            return ResultFile(name: name, file: try OutputFile(resuming: resumed.path, path: path, cut: cut))
         }
         sent = try open("sent.ndjson")
         invalidTokens = try open("invalid-tokens.ndjson")
@@ -87,6 +114,13 @@ final class SendState {
         for provider in lanes { delivery[provider] = ProviderDeliveryReport(provider: provider) }
         self.observer = observer
         latencyTimers = Provider.allCases.map { provider in observer?.metrics?.latencyTimer(provider) }
+        let resumed = checkpoint?.resumed == true ? checkpoint?.journal : nil
+        counts = resumed?.counts ?? RunCounts()
+        let startMarks = [rejects.file?.bytesWritten ?? 0, deferredLines?.file?.bytesWritten ?? 0]
+        ledger = CheckpointLedger(watermark: resumed?.settledThroughLine ?? 0, counts: resumed?.counts ?? RunCounts(), marks: startMarks)
+        checkpointer = checkpoint.map(RunCheckpointer.init)
+        records = checkpoint?.records
+        possibleDuplicateLines = checkpoint?.possibleDuplicateLines
     }
 
     // MARK: Batches
@@ -96,22 +130,26 @@ final class SendState {
     /// once the run is `stopping` (unsent: never attempted).
     func accept(_ batch: EncodedBatch, bytes prepared: RequestBytes?, settlement: BatchSettlement, pool: BatchPool?, stopping: Bool = false) -> [[OutgoingRequest]] {
         counts.add(batch.encodeCounts)
-        if batch.rejects.count > 0 { write(batch.rejects.bytes, to: rejects) }
-        if batch.deferred.count > 0, let deferredLines { write(batch.deferred.bytes, to: deferredLines) }
         let n = batch.index.count
+        ledger.accept(sequence: batch.sequence, lastLine: batch.lastLine, firstTag: batches.nextTag, requests: n, encodeCounts: batch.encodeCounts)
+        writeInOrder(batch)
         guard n > 0 else {
             settlement.settle(sequence: batch.sequence, lastLine: batch.lastLine)
             pool?.give(batch)
             return []
         }
         let bytes = prepared ?? RequestBytes.arena(of: batch.index)
-        let firstTag = ledger.open(sequence: batch.sequence, lastLine: batch.lastLine, requests: n)
+        let firstTag = batches.open(sequence: batch.sequence, lastLine: batch.lastLine, requests: n)
         var chunks = [[OutgoingRequest]](repeating: [], count: laneProviders.count)
-        let now = ContinuousClock.now
         for i in 0..<n {
             let request = OutgoingRequest(tag: firstTag &+ UInt64(i), index: batch.index, at: i, bytes: bytes)
             let provider = provider(of: request)
-            if let provider, let reason = skip[provider] {
+            if let records, let recorded = records.settled[DeviceKey(line: request.entry.line, device: Int(request.entry.device))] {
+                // Settled by the run this one resumes (its result line is in the file).
+                settledFromRecords += 1
+                record(request, provider: recorded.provider, outcome: recorded.outcome, writeLine: false)
+                complete(request.tag, settlement: settlement)
+            } else if let provider, let reason = skip[provider] {
                 settleHere(request, provider: provider, outcome: .skipped(reason), settlement: settlement)
             } else if stopping, let provider, laneOf[provider.ordinal] != nil {
                 settleHere(request, provider: provider, outcome: .unsent(attempts: 0, possibleDuplicate: false), settlement: settlement)
@@ -124,14 +162,27 @@ final class SendState {
             }
         }
         pool?.give(batch)
-        for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty {
-            handed[lane] += chunk.count
-            let provider = laneProviders[lane]
-            delivery[provider]?.handed += chunk.count
-            if firstHanded[provider] == nil { firstHanded[provider] = now }
-        }
         return chunks
     }
+
+    /// `count` requests went to lane `lane` (the sink releases chunks under the checkpoint's
+    /// horizon and duplicate window).
+    func handed(lane: Int, count: Int) {
+        handed[lane] += count
+        let provider = laneProviders[lane]
+        delivery[provider]?.handed += count
+        if firstHanded[provider] == nil { firstHanded[provider] = .now }
+    }
+
+    /// Requests the sink held back settle unsent: the run stopped before they reached a lane.
+    func settleUnsent(_ requests: [OutgoingRequest], settlement: BatchSettlement) {
+        for request in requests {
+            settleHere(request, provider: provider(of: request), outcome: .unsent(attempts: 0, possibleDuplicate: false), settlement: settlement)
+        }
+    }
+
+    /// Requests lanes have settled, over all lanes.
+    var settledByLanes: Int { settledByLane.reduce(0, +) }
 
     /// The provider of the request's route (nil for a route the table does not have: only from a
     /// corrupted entry; such a request fails as having no lane).
@@ -192,16 +243,25 @@ final class SendState {
     }
 
     private func complete(_ tag: UInt64, settlement: BatchSettlement) {
-        switch ledger.complete(tag: tag) {
+        switch batches.complete(tag: tag) {
         case .pending: break
         case .batchDone(let sequence, let lastLine): settlement.settle(sequence: sequence, lastLine: lastLine)
         case .unknown: unknownTags += 1
         }
     }
 
-    /// Records `outcome` in the counts and the provider's measurements, and writes its result line.
-    private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome) {
+    /// Records `outcome` in the counts, the checkpoint's tally and the provider's measurements,
+    /// and writes its result line (not for one read back from the previous runs' records).
+    private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome, writeLine: Bool = true) {
+        var outcome = outcome
+        if writeLine, let lines = possibleDuplicateLines, lines.contains(request.entry.line),
+           records?.neverAttempted.contains(DeviceKey(line: request.entry.line, device: Int(request.entry.device))) != true {
+            // A killed run may have had this device on the wire without recording it.
+            outcome = outcome.markedPossibleDuplicate()
+        }
         counts.record(outcome, provider: provider)
+        ledger.record(tag: request.tag, outcome: outcome, provider: provider)
+        guard writeLine else { return }
         guard let provider else { return }
         var report = delivery[provider] ?? ProviderDeliveryReport(provider: provider)
         switch outcome.kind {
@@ -228,6 +288,56 @@ final class SendState {
             break
         }
         delivery[provider] = report
+    }
+
+    // MARK: Checkpoints
+
+    /// Writes the batch's rejects and deferred lines in input order (holding early ones), and
+    /// tells the ledger how far the files go for each batch written.
+    private func writeInOrder(_ batch: EncodedBatch) {
+        guard batch.sequence == nextInOrder else {
+            earlyLines[batch.sequence] = (batch.rejects.count > 0 ? batch.rejects.bytes : [], batch.deferred.count > 0 ? batch.deferred.bytes : [])
+            return
+        }
+        if batch.rejects.count > 0 { write(batch.rejects.bytes, to: rejects) }
+        if batch.deferred.count > 0, let deferredLines { write(batch.deferred.bytes, to: deferredLines) }
+        ledger.written(sequence: batch.sequence, marks: inOrderMarks)
+        nextInOrder += 1
+        while let early = earlyLines.removeValue(forKey: nextInOrder) {
+            write(early.rejects, to: rejects)
+            if let deferredLines { write(early.deferred, to: deferredLines) }
+            ledger.written(sequence: nextInOrder, marks: inOrderMarks)
+            nextInOrder += 1
+        }
+    }
+
+    private var inOrderMarks: [Int] { [rejects.file?.bytesWritten ?? 0, deferredLines?.file?.bytesWritten ?? 0] }
+
+    /// The horizon the journal records: no request of a later line may reach a lane.
+    var horizon: Int { checkpointer?.horizon ?? Int.max }
+    var checkpointDue: Bool { checkpointer?.due ?? false }
+
+    /// Writes the journal: results handed to the kernel (with `sync`, fsynced) first, so every
+    /// outcome the journal counts is in a file, then the watermark, its counts and `horizon`.
+    func checkpoint(sync: Bool, horizon: Int) {
+        flush()
+        guard writeFailure == nil, let checkpointer else { return }
+        var marks: [CheckpointJournal.FileMark] = []
+        do throws(OutputFileError) {
+            for file in resultFiles {
+                let bytes = try file.file!.checkpoint(sync: sync)
+                let inOrder = file === rejects ? 0 : file === deferredLines ? 1 : nil
+                marks.append(.init(
+                    name: file.name, temporaryName: DryRunSink.baseName(file.file?.temporaryPath ?? ""),
+                    bytes: inOrder.map { ledger.committedMarks[$0] } ?? bytes, cutAtMark: inOrder != nil
+                ))
+            }
+        } catch {
+            writeFailure = error
+            return
+        }
+        checkpointer.write(watermark: ledger.watermark, horizon: horizon, counts: ledger.committed, files: marks, sync: sync)
+        if let failure = checkpointer.failure { writeFailure = .checkpointFailed(failure.description) }
     }
 
     // MARK: Files
@@ -276,7 +386,9 @@ final class SendState {
 
     /// Closes the files (renamed into place) and returns the sink's report.
     func close() throws(OutputFileError) -> SinkReport {
-        flush()
+        // The last checkpoint, before the files take their final names: a stopped run resumes
+        // from it (a finished one's is marked complete after the summary).
+        checkpoint(sync: true, horizon: checkpointer?.horizon ?? 0)
         if let writeFailure { throw writeFailure }
         var report = SinkReport()
         for file in resultFiles {
@@ -289,6 +401,7 @@ final class SendState {
         report.unknownTags = unknownTags
         report.lostRequests = lostRequests
         report.lanesEndedEarly = lanesEndedEarly
+        report.settledFromRecords = settledFromRecords
         return report
     }
 

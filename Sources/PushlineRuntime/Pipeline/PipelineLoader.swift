@@ -15,6 +15,9 @@ public struct LoadedPipeline: Sendable {
     /// The providers' credentials (loaded and checked) and lane settings: what a sending run uses
     /// (`DeliveryConfiguration.load(pipeline:)`, `RunDecision`).
     public var delivery = DeliveryConfiguration()
+    /// The clock the campaign was compiled with (UNIX seconds): a checkpoint records it, and a
+    /// resume compiles with the same.
+    public var clock = 0
 }
 
 /// Why a pipeline could not be loaded; `description` lists every problem, one per line, each
@@ -76,6 +79,7 @@ public enum PipelineLoader {
         let audience = campaign.audience.map { $0 == "-" || $0.hasPrefix("/") ? $0 : (pipelineFolder.isEmpty ? $0 : pipelineFolder + "/" + $0) }
         let output = campaign.output ?? "out/\(campaign.name)"
         var loaded = LoadedPipeline(path: path, campaign: campaign, audiencePath: audience, outputPath: output)
+        loaded.clock = now
         loaded.delivery = DeliveryConfiguration(
             configured: delivery.configured,
             sendingProblems: DeliveryConfiguration.sendingProblems(campaign: campaign, root: root, configured: Set(delivery.configured.map(\.provider)))

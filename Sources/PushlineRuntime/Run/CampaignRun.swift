@@ -36,6 +36,21 @@ public struct RunReport: Sendable {
     public var reconciled = false
     /// Set when the run was stopped (SIGTERM / SIGINT) before its stages ended.
     public var stop: StopReport?
+    /// Set when the run continued a checkpoint (`--resume`).
+    public var resume: ResumeReport?
+}
+
+/// What a resumed run continued (`summary.json`'s `resume`, docs/resume.md).
+public struct ResumeReport: Sendable {
+    /// Runs that made up the campaign so far, this one included.
+    public var runs: Int
+    /// Every line through here was settled before this run: skipped, its counts carried over.
+    public var afterLine: Int
+    /// Lines after `afterLine` through here may have been on the wire when the previous run
+    /// ended: their devices sent again are marked `possible_duplicate`.
+    public var horizonLine: Int
+    /// Devices after `afterLine` that the previous runs' result files already settled.
+    public var settledFromRecords: Int
 }
 
 /// How a run was stopped (`summary.json`'s `stop`).
@@ -74,6 +89,24 @@ public struct CampaignRun: Sendable {
     /// Gets the run's counts, input offset and lanes while it runs (progress line, metrics file:
     /// `RunObservation`).
     public var observer: RunObserver?
+    /// Continue the folder's checkpoint (`--resume`, docs/resume.md) instead of starting anew.
+    public var resume = false
+    /// The most time between durable checkpoints (`--checkpoint-interval`); nil: no checkpoint.
+    public var checkpointInterval: Duration? = .seconds(2)
+    /// Sending: the most requests in the lanes without a durable record (`--duplicate-window`),
+    /// the most a kill can send twice; nil: `defaultDuplicateWindow`.
+    public var duplicateWindow: Int?
+    public static let duplicateWindowRange = 1...10_000_000
+
+    /// Four times what the lanes can have on the wire (connections × streams), at least 10,000:
+    /// room for every stream plus the queue that keeps them busy, so the window never throttles
+    /// a lane.
+    public static func defaultDuplicateWindow(_ configurations: [ProviderSendConfiguration]) -> Int {
+        let wire = configurations.reduce(0) { total, c in
+            total + c.settings.connections.multipliedReportingOverflow(by: c.settings.streamsPerConnection).partialValue
+        }
+        return min(max(10_000, 4 * wire), duplicateWindowRange.upperBound)
+    }
 
     /// How a sending run gets a provider's lane: from its configuration and the campaign's routes.
     public typealias LaneFactory = @Sendable (ProviderSendConfiguration, RouteTable) throws -> any DeliveryLane
@@ -164,14 +197,17 @@ public struct CampaignRun: Sendable {
         let lock: OutputFolderLock
         do throws(OutputFolderError) {
             lock = try OutputFolderLock.acquire(outputFolder, startedAt: ISO8601DateFormatter().string(from: startedAt))
-            if let unfinished = try UnfinishedRun.find(in: lock) {
+            // A resume continues the folder's files (checked below); nothing is moved or removed.
+            if resume {
+                // (the checkpoint is loaded once the folder is ours)
+            } else if let unfinished = try UnfinishedRun.find(in: lock) {
                 guard moveUnfinishedRunAside else { throw unfinished.refusal }
                 let aside = try unfinished.moveAside(unixTime: Int64(startedAt.timeIntervalSince1970))
                 logger.notice("kept the results of a previous run that did not finish: moved them into \(outputFolder)/\(aside)", metadata: [
                     "why": "\(unfinished.evidence)", "files": "\(unfinished.files.joined(separator: ", "))",
                 ])
             }
-            let removed = try lock.removeStaleResults()
+            let removed = resume ? [] : try lock.removeStaleResults()
             if !removed.isEmpty {
                 logger.info("removed the previous run's results", metadata: ["files": "\(removed.joined(separator: ", "))"])
             }
@@ -185,6 +221,24 @@ public struct CampaignRun: Sendable {
         // The flock lives as long as `lock`: this use at the very end keeps it until the summary
         // is written.
         defer { _ = lock.folder }
+
+        let checkpoint: CheckpointPlan?
+        switch checkpointPlan(sending: sending?.configurations, startedAt: startedAt) {
+        case .success(let plan): checkpoint = plan
+        case .failure(let refusal):
+            var report = emptyReport()
+            report.failure = refusal.description
+            report.failureExit = .cannotResume
+            log(report)
+            return report
+        }
+        if let checkpoint, checkpoint.resumed {
+            let journal = checkpoint.journal
+            logger.notice("resuming after line \(journal.settledThroughLine): \(journal.counts.settledTotal) devices settled by \(journal.runs - 1) earlier run\(journal.runs == 2 ? "" : "s")", metadata: [
+                "horizon_line": "\(journal.horizonLine)", "checkpoint_written_at": "\(journal.writtenAt)",
+                "recorded_after_watermark": "\(checkpoint.records?.settled.count ?? 0)",
+            ])
+        }
 
         // Sending: every lane is built before anything is read, so a provider that cannot start
         // fails the run with nothing read or sent.
@@ -217,7 +271,8 @@ public struct CampaignRun: Sendable {
         // Batches in flight, bounded by construction: one per worker, one in each channel
         // hand-off, a few held by the sink for reordering (dry run) or waiting for their
         // requests' outcomes (send); the reader waits beyond that.
-        let settlement = BatchSettlement(window: Self.batchWindow(workers: workers))
+        let resumeAfterLine = checkpoint.flatMap { $0.resumed ? $0.journal.settledThroughLine : nil } ?? 0
+        let settlement = BatchSettlement(window: Self.batchWindow(workers: workers), afterLine: resumeAfterLine)
         // A stop closes the window: the reader, if it waits for admission, ends at once.
         stop?.observe { _ in settlement.close() }
         let stages: StageResult
@@ -225,9 +280,9 @@ public struct CampaignRun: Sendable {
             let sink = DeliverySink(
                 executor: writeThread, routes: campaign.routeTable, lanes: lanes,
                 skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop,
-                writesDeferred: campaign.quietHours != nil, logger: logger, observer: observer
+                writesDeferred: campaign.quietHours != nil, checkpoint: checkpoint, logger: logger, observer: observer
             )
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
         } else {
             // The delivery sink logs the stop with what its lanes hold; a dry run has nothing in flight.
             let logger = self.logger
@@ -236,8 +291,11 @@ public struct CampaignRun: Sendable {
                     "cause": "\((phase == .immediate ? stop?.immediateCause : stop?.cause) ?? "a stop request")",
                 ])
             }
-            let sink = DryRunSink(executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput, writesDeferred: campaign.quietHours != nil, logger: logger, observer: observer)
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop)
+            let sink = DryRunSink(
+                executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput,
+                writesDeferred: campaign.quietHours != nil, checkpoint: checkpoint, logger: logger, observer: observer
+            )
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
         }
         // Stopped when the stop came before the stages ended (a signal while the summary is
         // written changes nothing).
@@ -264,6 +322,12 @@ public struct CampaignRun: Sendable {
         switch stages.sink {
         case .success(let sinkReport):
             report.counts = sinkReport.counts
+            if let checkpoint, checkpoint.resumed {
+                report.resume = ResumeReport(
+                    runs: checkpoint.journal.runs, afterLine: checkpoint.journal.settledThroughLine,
+                    horizonLine: checkpoint.journal.horizonLine, settledFromRecords: sinkReport.settledFromRecords
+                )
+            }
             report.files = sinkReport.files
             report.delivery = sinkReport.delivery
             let messages = sinkReport.delivery.compactMap { provider in
@@ -328,6 +392,7 @@ public struct CampaignRun: Sendable {
         }
 
         writeSummary(&report, campaign: campaign, startedAt: startedAt)
+        if checkpoint != nil { finishCheckpoint(report) }
         log(report)
         return report
     }
@@ -349,7 +414,8 @@ public struct CampaignRun: Sendable {
 
     /// Read → encode (N workers) → `sink`, joined by bounded channels; returns when all three ended.
     private func runStages<Encoder: LineEncoding, Sink: RequestSink>(
-        encoder: Encoder, sink: Sink, readThread: DedicatedThreadExecutor, workers: Int, settlement: BatchSettlement, stop: RunStop?
+        encoder: Encoder, sink: Sink, readThread: DedicatedThreadExecutor, workers: Int, settlement: BatchSettlement, stop: RunStop?,
+        resumeAfterLine: Int
     ) async -> StageResult {
         let lines = AsyncChannel<NumberedBatch>()
         let encoded = AsyncChannel<EncodedBatch>()
@@ -357,7 +423,9 @@ public struct CampaignRun: Sendable {
         let pool = BatchPool(limit: Self.batchWindow(workers: workers))
         async let sourceReport = source.run(path: audiencePath, options: readerOptions, settlement: settlement, stop: stop, observer: observer, into: lines)
         let dedupe = pipeline.campaign.dedupeTokens ? TokenDedupe(routes: pipeline.campaign.routeTable) : nil
-        async let encodeDone: Void = EncodeStage.run(encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, input: lines, output: encoded)
+        async let encodeDone: Void = EncodeStage.run(
+            encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, resumeAfterLine: resumeAfterLine, input: lines, output: encoded
+        )
         let sinkResult: Result<SinkReport, SinkError>
         do throws(SinkError) {
             sinkResult = .success(try await sink.run(input: encoded, settlement: settlement, recycle: pool))

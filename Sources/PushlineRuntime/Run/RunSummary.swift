@@ -69,6 +69,12 @@ enum RunSummary {
             summary["input_error"] = entry
         }
         if let failure = report.failure { summary["failure"] = failure }
+        if let resume = report.resume {
+            summary["resume"] = [
+                "runs": resume.runs, "after_line": resume.afterLine, "horizon_line": resume.horizonLine,
+                "settled_from_records": resume.settledFromRecords,
+            ]
+        }
         if let shard = campaign.shard { summary["shard"] = ShardSummary.entry(shard, counts: counts) }
         if let quietHours = campaign.quietHours { summary["quiet_hours"] = QuietHoursSummary.entry(quietHours, counts: counts) }
         if let stop = report.stop {

@@ -19,6 +19,8 @@ public struct SinkReport: Sendable {
     public var lostRequests = 0
     /// Sending runs: providers whose lane ended its events before it was finished or cancelled.
     public var lanesEndedEarly: [Provider] = []
+    /// Resumed sending runs: devices settled from the previous runs' result lines.
+    public var settledFromRecords = 0
 }
 
 /// Why the sink could not write its files.
@@ -63,11 +65,18 @@ public actor DryRunSink: RequestSink {
     private let writesDeferred: Bool
     /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
     private let observer: RunObserver?
+    /// Checkpoints (and, resuming, where to continue): nil for an audience from standard input.
+    private let checkpointPlan: CheckpointPlan?
     private var state = State.idle
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// `routes`: the campaign's route table; one `requests-<provider>` file per provider it reaches.
     public init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, logger: Logger, observer: RunObserver? = nil) {
+        self.init(executor: executor, routes: routes, folder: folder, gzip: gzip, writesDeferred: writesDeferred, checkpoint: nil, logger: logger, observer: observer)
+    }
+
+    init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, checkpoint: CheckpointPlan?, logger: Logger, observer: RunObserver? = nil) {
+        self.checkpointPlan = checkpoint
         self.writesDeferred = writesDeferred
         self.executor = executor
         self.renderer = DryRunRenderer(routes: routes)
@@ -88,6 +97,13 @@ public actor DryRunSink: RequestSink {
         state = .writing
         defer { state = .closed }
         var report = SinkReport()
+        let checkpointer = checkpointPlan.map(RunCheckpointer.init)
+        // A resume continues the counts of the lines before its watermark.
+        var settledThrough = 0
+        if let plan = checkpointPlan, plan.resumed {
+            report.counts = plan.journal.counts
+            settledThrough = plan.journal.settledThroughLine
+        }
         var requestFiles: [Provider: OpenFile] = [:]
         let rejects: OpenFile
         var deferred: OpenFile?
@@ -105,7 +121,20 @@ public actor DryRunSink: RequestSink {
         var pending: [Int: EncodedBatch] = [:]
         var next = 0
         var publish = PublishGate()
+        let allFiles = Array(requestFiles.values) + [rejects] + (deferred.map { [$0] } ?? [])
+        /// Every file ends a line (and a gzip member) here, fsynced; the journal says so.
+        func checkpoint() throws(OutputFileError) {
+            guard let checkpointer else { return }
+            var marks: [CheckpointJournal.FileMark] = []
+            for file in allFiles {
+                let bytes = try file.file!.checkpoint(sync: true)
+                marks.append(.init(name: file.name, temporaryName: Self.baseName(file.file?.temporaryPath ?? ""), bytes: bytes, cutAtMark: true))
+            }
+            checkpointer.write(watermark: settledThrough, horizon: settledThrough, counts: report.counts, files: marks, sync: true)
+            if let failure = checkpointer.failure { throw OutputFileError.checkpointFailed(failure.description) }
+        }
         do throws(OutputFileError) {
+            try checkpoint()
             for await batch in input {
                 pending[batch.sequence] = batch
                 while let ready = pending.removeValue(forKey: next) {
@@ -122,9 +151,11 @@ public actor DryRunSink: RequestSink {
                     // Every request of the batch is written: its outcome, per provider.
                     report.counts.add(ready.counts)
                     settlement.settle(sequence: ready.sequence, lastLine: ready.lastLine)
+                    settledThrough = max(settledThrough, ready.lastLine)
                     pool?.give(ready)
                     next += 1
                 }
+                if checkpointer?.due == true { try checkpoint() }
                 if let observer, publish.due() {
                     var live = RunObserver.LiveCounts()
                     live.counts = report.counts
@@ -136,7 +167,10 @@ public actor DryRunSink: RequestSink {
                 live.counts = report.counts
                 observer.publish(live)
             }
-            for file in Array(requestFiles.values) + [rejects] + (deferred.map { [$0] } ?? []) {
+            // The last checkpoint, before the files take their final names: a stopped run
+            // resumes from it (a finished one's is marked complete after the summary).
+            try checkpoint()
+            for file in allFiles {
                 guard let open = file.file.take() else { continue }
                 // Bytes on disk (compressed for .gz), as `ls -l` shows them.
                 let bytes = try open.close()
@@ -150,6 +184,14 @@ public actor DryRunSink: RequestSink {
     }
 
     private func open(_ name: String, compressed: Bool) throws(OutputFileError) -> OutputFile {
-        try OutputFile(path: folder + "/" + name, options: .init(compression: compressed ? .gzip(level: 6) : .none))
+        let options = OutputFile.Options(compression: compressed ? .gzip(level: 6) : .none)
+        if let resumed = checkpointPlan?.resumedPath(of: name) {
+            return try OutputFile(resuming: resumed.path, path: folder + "/" + name, cut: .at(resumed.mark.bytes), options: options)
+        }
+        return try OutputFile(path: folder + "/" + name, options: options)
+    }
+
+    static func baseName(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
     }
 }

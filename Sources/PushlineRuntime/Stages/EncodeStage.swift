@@ -17,7 +17,7 @@ public enum EncodeStage {
     /// input order (`TokenDedupe`) before `prepare`.
     public static func run<Encoder: LineEncoding, Sink: RequestSink>(
         encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64, sink: Sink,
-        dedupe: TokenDedupe? = nil,
+        dedupe: TokenDedupe? = nil, resumeAfterLine: Int = 0,
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
@@ -25,19 +25,38 @@ public enum EncodeStage {
                 group.addTask {
                     var context = encoder.makeContext()
                     var digests: [UInt64] = []
+                    var settledDigests: [UInt64] = []
                     for await numbered in input {
                         var encoded = pool.take(sequence: numbered.sequence)
-                        do {
-                            try encode(numbered.lines, with: encoder, context: &context, sink: sink, into: &encoded)
-                        } catch {
-                            // Slow path, only after a failure: start the batch again, guarding
-                            // each line so the failing ones are accounted and the rest written.
-                            encoded.removeAll(sequence: numbered.sequence)
-                            encodeGuarded(numbered.lines, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, sink: sink, into: &encoded)
+                        // A resume: lines through `resumeAfterLine` were settled by the run it
+                        // continues. They are skipped, but with dedupe their tokens still come
+                        // first in input order: encoded aside, only for their digests.
+                        let (settled, open) = numbered.lines.split(after: resumeAfterLine)
+                        if let settled, let dedupe {
+                            var aside = EncodedBatch(sequence: numbered.sequence)
+                            encodeGuarded(settled, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, sink: sink, into: &aside)
+                            dedupe.digests(of: aside, into: &settledDigests)
+                        } else {
+                            settledDigests.removeAll(keepingCapacity: true)
+                        }
+                        if let open {
+                            do {
+                                try encode(open, with: encoder, context: &context, sink: sink, into: &encoded)
+                            } catch {
+                                // Slow path, only after a failure: start the batch again, guarding
+                                // each line so the failing ones are accounted and the rest written.
+                                encoded.removeAll(sequence: numbered.sequence)
+                                encodeGuarded(open, with: encoder, context: &context, maxJSONDepth: maxJSONDepth, sink: sink, into: &encoded)
+                            }
+                        } else {
+                            // Every line of it was settled before: an empty batch keeps the
+                            // sequence (the sink settles it at once).
+                            encoded.firstLine = numbered.lines.lineNumbers.upperBound
+                            encoded.lastLine = numbered.lines.lineNumbers.upperBound - 1
                         }
                         if let dedupe {
                             dedupe.digests(of: encoded, into: &digests)
-                            await dedupe.check(&encoded, digests: digests)
+                            await dedupe.check(&encoded, digests: digests, after: settledDigests)
                         }
                         sink.prepare(&encoded)
                         await output.send(encoded)

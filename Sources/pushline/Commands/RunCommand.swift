@@ -57,6 +57,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Shards") var shardOptions: ShardOptions
 
+    @OptionGroup(title: "Checkpoint and resume") var resumeOptions: ResumeOptions
+
     @OptionGroup(title: "Progress, logs and metrics") var observability: ObservabilityOptions
 
     func validate() throws {
@@ -68,13 +70,35 @@ struct RunCommand: AsyncParsableCommand {
         if let workers, !(1...Self.maxWorkers).contains(workers) {
             throw ValidationError("--workers must be between 1 and \(Self.maxWorkers); got \(workers)")
         }
+        if resumeOptions.resume && force {
+            throw ValidationError("--resume continues the folder's run and --force moves it aside: give one of them")
+        }
+        if resumeOptions.resume, audience == "-" {
+            throw ValidationError("--resume reads the audience again from its start: it cannot resume from standard input")
+        }
         if !Self.drainTimeoutRange.contains(drainTimeout) {
             throw ValidationError("--drain-timeout must be between \(Self.drainTimeoutRange.lowerBound) and \(Self.drainTimeoutRange.upperBound) seconds; got \(drainTimeout)")
         }
     }
 
     func run() async throws {
-        var loaded = try options.load()
+        var loaded = try options.load(warn: !resumeOptions.resume || options.now != nil)
+        if resumeOptions.resume {
+            // A resume compiles the campaign with the checkpoint's clock, so expiries and quiet
+            // hours come out as they did in the run it continues.
+            let journal: CheckpointJournal
+            do {
+                journal = try ResumePoint.peek(folder: output ?? loaded.outputPath)
+            } catch {
+                Console.fail(error.description)
+                throw ExitCode(.cannotResume)
+            }
+            if let now = options.now, now != journal.clock {
+                Console.fail("cannot resume: --now \(now) differs from the checkpoint's clock \(journal.clock); leave out --now to resume")
+                throw ExitCode(.cannotResume)
+            }
+            if options.now == nil { loaded = try options.load(now: journal.clock) }
+        }
         let decision: RunDecision
         do {
             decision = try RunDecision(pipeline: loaded, dryRun: dryRun, validateOnly: validateOnly)
@@ -104,6 +128,7 @@ struct RunCommand: AsyncParsableCommand {
             workers: workers, mode: shard.map { decision.mode.sharded($0) } ?? decision.mode, logger: logger
         )
         run.moveUnfinishedRunAside = force
+        resumeOptions.apply(to: &run)
         run.drainTimeout = .seconds(drainTimeout)
         let observation = RunObservation(
             settings: settings, audiencePath: audiencePath, sending: { if case .send = decision.mode { true } else { false } }(), liveLine: liveLine, logger: logger

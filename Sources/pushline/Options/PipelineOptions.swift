@@ -28,10 +28,11 @@ struct PipelineOptions: ParsableArguments {
     var clock: Int { now ?? Int(Date().timeIntervalSince1970) }
 
     /// Loads and compiles the pipeline, or prints every problem and exits `invalidPipeline`.
-    func load() throws -> LoadedPipeline {
+    /// `warn`: print the campaign's warnings (a resume loads twice and warns once).
+    func load(now: Int? = nil, warn: Bool = true) throws -> LoadedPipeline {
         do {
-            let loaded = try PipelineLoader.load(path: pipeline, now: clock, providersPath: providers)
-            for warning in loaded.campaign.warnings {
+            let loaded = try PipelineLoader.load(path: pipeline, now: now ?? clock, providersPath: providers)
+            for warning in loaded.campaign.warnings where warn {
                 Console.error("\(pipeline):\(warning)")
             }
             return loaded

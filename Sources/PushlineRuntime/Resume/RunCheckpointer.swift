@@ -1,0 +1,71 @@
+import Foundation
+import PushlineCore
+
+/// How a run checkpoints, and where a resumed one starts (docs/resume.md): built by
+/// `CampaignRun` once the folder is locked, used by the sink on its thread.
+struct CheckpointPlan: Sendable {
+    /// The journal's identity fields, and for a resume its watermark, counts and file marks.
+    var journal: CheckpointJournal
+    var folder: String
+    /// At most this long between durable checkpoints (results fsynced, journal replaced).
+    var interval: Duration
+    /// Sending: requests handed to providers and not settled, at most (the window of possible
+    /// duplicates after a kill).
+    var duplicateWindow: Int
+    /// Set when resuming.
+    var resumed: Bool
+    /// Sending, resumed: what the previous runs recorded after the watermark.
+    var records: ResumeRecords?
+
+    /// Lines after the watermark that a killed run may have had on the wire (sending, resumed).
+    var possibleDuplicateLines: ClosedRange<Int>? {
+        guard resumed, journal.mode == "send", journal.horizonLine > journal.settledThroughLine else { return nil }
+        return (journal.settledThroughLine + 1)...journal.horizonLine
+    }
+
+    /// The temporary path a resumed file continues, by final name.
+    func resumedPath(of name: String) -> (path: String, mark: CheckpointJournal.FileMark)? {
+        guard resumed, let mark = journal.mark(of: name) else { return nil }
+        return (folder + "/" + mark.temporaryName, mark)
+    }
+}
+
+/// Writes a run's journal: the identity fixed at the start, the watermark, counts and files
+/// given at each checkpoint. Used on the sink's thread only.
+final class RunCheckpointer {
+    let plan: CheckpointPlan
+    private var journal: CheckpointJournal
+    private var lastDurable = ContinuousClock.now
+    private(set) var written = 0
+    private(set) var failure: CheckpointError?
+
+    init(plan: CheckpointPlan) {
+        self.plan = plan
+        self.journal = plan.journal
+    }
+
+    /// A durable checkpoint is due (`plan.interval` since the last).
+    var due: Bool { ContinuousClock.now - lastDurable >= plan.interval }
+
+    /// The horizon the last journal recorded.
+    var horizon: Int { journal.horizonLine }
+
+    /// Replaces the journal. `sync`: the caller fsynced the files it names; the journal is
+    /// fsynced too. Once writing failed, it stays failed (the run goes on; a resume would
+    /// start from the last good journal, so the sink stops handing out requests past it).
+    func write(watermark: Int, horizon: Int, counts: RunCounts, files: [CheckpointJournal.FileMark], sync: Bool) {
+        guard failure == nil else { return }
+        journal.settledThroughLine = watermark
+        journal.horizonLine = max(horizon, watermark)
+        journal.counts = counts
+        journal.files = files
+        journal.writtenAt = ISO8601DateFormatter().string(from: Date())
+        do throws(CheckpointError) {
+            try journal.write(to: plan.folder, sync: sync)
+            written += 1
+            if sync { lastDurable = .now }
+        } catch {
+            failure = error
+        }
+    }
+}

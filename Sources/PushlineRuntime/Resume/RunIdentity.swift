@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+import PushlineCore
+
+/// What a checkpoint checks before a resume: the pipeline file's bytes (SHA-256 of the whole
+/// file) and the audience's identity (path, size, and a SHA-256 of its first 4 MiB and last
+/// 64 KiB). Hashing a multi-GB audience whole would cost seconds at every start; its ends catch
+/// a file replaced by another (a gzip file's last 8 bytes are the CRC-32 and length of all its
+/// content), and the size catches one appended to.
+enum RunIdentity {
+    static let headBytes = 4 << 20
+    static let tailBytes = 64 << 10
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func pipelineSHA256(_ path: String) throws(Failure) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Failure(description: "cannot read the pipeline \(path) to checksum it")
+        }
+        return hex(SHA256.hash(data: data))
+    }
+
+    static func audience(_ path: String) throws(Failure) -> CheckpointJournal.AudienceIdentity {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw Failure(description: "cannot open the audience \(path) to checksum it")
+        }
+        defer { try? handle.close() }
+        do {
+            let size = Int(try handle.seekToEnd())
+            var hasher = SHA256()
+            try handle.seek(toOffset: 0)
+            let head = try handle.read(upToCount: min(size, headBytes)) ?? Data()
+            hasher.update(data: head)
+            let tailStart = max(head.count, size - tailBytes)
+            try handle.seek(toOffset: UInt64(tailStart))
+            hasher.update(data: try handle.read(upToCount: size - tailStart) ?? Data())
+            return .init(path: path, size: size, sampleSHA256: hex(hasher.finalize()))
+        } catch {
+            throw Failure(description: "cannot read the audience \(path) to checksum it: \(error)")
+        }
+    }
+
+    private static func hex(_ digest: some Sequence<UInt8>) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+}
