@@ -168,7 +168,7 @@ public actor DeliverySink: RequestSink {
         var drained = false
         // The first journal, before any request reaches a lane. A resume keeps the horizon it
         // read: devices up to it that it has not sent yet are still possible duplicates.
-        state.checkpoint(sync: true, horizon: checkpointPlan.map { $0.resumed ? $0.journal.horizonLine : $0.journal.settledThroughLine } ?? 0)
+        state.checkpoint(sync: true)
         // Chunks wait here until the journal's horizon covers their lines and the lanes hold
         // fewer than the duplicate window (docs/resume.md): a kill can then repeat at most that
         // many sends, and a resume knows which lines they were.
@@ -180,11 +180,12 @@ public actor DeliverySink: RequestSink {
                 for held in pending.takeAll() { state.settleUnsent(held.requests, settlement: settlement) }
             }
             while let next = pending.next(inLanes: pending.released - state.settledByLanes) {
-                if next.lastLine > state.horizon {
-                    // Just this chunk's lines: the horizon stays close to what lanes were given,
-                    // so a resume marks few devices that never left.
-                    state.checkpoint(sync: false, horizon: next.lastLine)
-                    if next.lastLine > state.horizon { break }
+                let highest = next.requests.last.map(\.entry.line) ?? 0
+                if highest > state.horizon(lane: next.lane) {
+                    // A window's worth of this lane's requests ahead: one journal write per
+                    // window handed out, and a resume marks at most that many that never left.
+                    let ahead = max(highest, pending.highestLine(ofNext: pending.window, lane: next.lane))
+                    if !state.extendHorizon(lane: next.lane, to: ahead) { break }
                 }
                 pending.removeFirst(next.requests.count)
                 state.handed(lane: next.lane, count: next.requests.count)
@@ -216,7 +217,7 @@ public actor DeliverySink: RequestSink {
                 state.laneEnded(lane, early: !inputEnded && !cancelled, settlement: settlement)
             case .tick:
                 state.flushToDisk()
-                if state.checkpointDue { state.checkpoint(sync: true, horizon: state.horizon) }
+                if state.checkpointDue { state.checkpoint(sync: true) }
             case .stop(let phase):
                 if !drained {
                     drained = true

@@ -64,7 +64,9 @@ final class SendState {
     /// Resuming: what the previous runs recorded after the watermark, and the lines a killed
     /// run may have had on the wire (their devices sent again are marked `possible_duplicate`).
     private let records: ResumeRecords?
-    private let possibleDuplicateLines: ClosedRange<Int>?
+    private let possibleDuplicateLines: [ClosedRange<Int>?]
+    /// Per provider ordinal: the highest line the journal allows its lane to be given.
+    private var horizons: [Int]
     /// Rejects and deferred lines are written in input order (the checkpoint cuts them at the
     /// watermark on resume): bytes of batches that came early, by sequence.
     private var earlyLines: [Int: (rejects: [UInt8], deferred: [UInt8])] = [:]
@@ -120,7 +122,13 @@ final class SendState {
         ledger = CheckpointLedger(watermark: resumed?.settledThroughLine ?? 0, counts: resumed?.counts ?? RunCounts(), marks: startMarks)
         checkpointer = checkpoint.map(RunCheckpointer.init)
         records = checkpoint?.records
-        possibleDuplicateLines = checkpoint?.possibleDuplicateLines
+        possibleDuplicateLines = Provider.allCases.map { checkpoint?.possibleDuplicateLines($0) }
+        // A resume keeps the horizons it read: devices up to them it has not sent yet are still
+        // possible duplicates if it is killed too. Without a checkpoint nothing is held back.
+        let start = resumed?.settledThroughLine ?? 0
+        horizons = Provider.allCases.map { provider in
+            checkpoint == nil ? Int.max : max(start, resumed?.horizonLines[provider] ?? 0)
+        }
     }
 
     // MARK: Batches
@@ -254,7 +262,7 @@ final class SendState {
     /// and writes its result line (not for one read back from the previous runs' records).
     private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome, writeLine: Bool = true) {
         var outcome = outcome
-        if writeLine, let lines = possibleDuplicateLines, lines.contains(request.entry.line),
+        if writeLine, let provider, let lines = possibleDuplicateLines[provider.ordinal], lines.contains(request.entry.line),
            records?.neverAttempted.contains(DeviceKey(line: request.entry.line, device: Int(request.entry.device))) != true {
             // A killed run may have had this device on the wire without recording it.
             outcome = outcome.markedPossibleDuplicate()
@@ -313,13 +321,28 @@ final class SendState {
 
     private var inOrderMarks: [Int] { [rejects.file?.bytesWritten ?? 0, deferredLines?.file?.bytesWritten ?? 0] }
 
-    /// The horizon the journal records: no request of a later line may reach a lane.
-    var horizon: Int { checkpointer?.horizon ?? Int.max }
+    /// The horizon the journal records for lane `lane`: no request of a later line may reach it.
+    func horizon(lane: Int) -> Int { horizons[laneProviders[lane].ordinal] }
     var checkpointDue: Bool { checkpointer?.due ?? false }
 
+    /// Moves lane `lane`'s horizon to `line` in the journal (written now, not synced); false
+    /// when the journal could not be written (the lane gets nothing past the old horizon).
+    func extendHorizon(lane: Int, to line: Int) -> Bool {
+        let ordinal = laneProviders[lane].ordinal
+        let previous = horizons[ordinal]
+        guard line > previous else { return true }
+        horizons[ordinal] = line
+        checkpoint(sync: false)
+        if writeFailure != nil {
+            horizons[ordinal] = previous
+            return false
+        }
+        return true
+    }
+
     /// Writes the journal: results handed to the kernel (with `sync`, fsynced) first, so every
-    /// outcome the journal counts is in a file, then the watermark, its counts and `horizon`.
-    func checkpoint(sync: Bool, horizon: Int) {
+    /// outcome the journal counts is in a file, then the watermark, its counts and the horizons.
+    func checkpoint(sync: Bool) {
         flush()
         guard writeFailure == nil, let checkpointer else { return }
         var marks: [CheckpointJournal.FileMark] = []
@@ -336,7 +359,11 @@ final class SendState {
             writeFailure = error
             return
         }
-        checkpointer.write(watermark: ledger.watermark, horizon: horizon, counts: ledger.committed, files: marks, sync: sync)
+        var byProvider: [Provider: Int] = [:]
+        for provider in Provider.allCases where horizons[provider.ordinal] > 0 && horizons[provider.ordinal] != Int.max {
+            byProvider[provider] = horizons[provider.ordinal]
+        }
+        checkpointer.write(watermark: ledger.watermark, horizons: byProvider, counts: ledger.committed, files: marks, sync: sync)
         if let failure = checkpointer.failure { writeFailure = .checkpointFailed(failure.description) }
     }
 
@@ -388,7 +415,7 @@ final class SendState {
     func close() throws(OutputFileError) -> SinkReport {
         // The last checkpoint, before the files take their final names: a stopped run resumes
         // from it (a finished one's is marked complete after the summary).
-        checkpoint(sync: true, horizon: checkpointer?.horizon ?? 0)
+        checkpoint(sync: true)
         if let writeFailure { throw writeFailure }
         var report = SinkReport()
         for file in resultFiles {

@@ -44,9 +44,12 @@ public struct CheckpointJournal: Sendable, Equatable, Codable {
     /// The run finished (its `summary.json` is the record): nothing to resume.
     public var complete = false
     public var settledThroughLine: Int
-    /// Sending: no request of a later line reached a lane. On resume, devices of lines after the
-    /// watermark through here with no result line are sent again, marked `possible_duplicate`.
+    /// Sending: no request of a later line reached a lane (the highest of `horizonLines`).
     public var horizonLine: Int
+    /// Sending, per provider: no request of a later line reached its lane. On resume, that
+    /// provider's devices of lines after the watermark through here with no result line are
+    /// sent again, marked `possible_duplicate`.
+    public var horizonLines: [Provider: Int] = [:]
     public var counts: RunCounts
     public var files: [FileMark]
     /// SHA-256 (hex) of the pipeline file's bytes.
@@ -143,7 +146,7 @@ extension CheckpointJournal {
                   OutputFolderLock.isResultName(file.temporaryName), file.temporaryName.hasPrefix(file.name + "."), file.bytes >= 0
             else { throw damaged("file \(file.name) is not a results file of this folder") }
         }
-        guard journal.settledThroughLine >= 0, journal.horizonLine >= 0, journal.runs >= 1 else { throw damaged("negative line") }
+        guard journal.settledThroughLine >= 0, journal.horizonLine >= 0, journal.horizonLines.values.allSatisfy({ $0 >= 0 }), journal.runs >= 1 else { throw damaged("negative line") }
         return journal
     }
 

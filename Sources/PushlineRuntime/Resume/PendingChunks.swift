@@ -23,6 +23,19 @@ struct PendingChunks {
 
     var isEmpty: Bool { head == chunks.count }
 
+    /// The highest line among lane `lane`'s next `count` waiting requests (a chunk's requests are in line
+    /// order): the horizon to journal so that `count` more requests can go before the next write.
+    func highestLine(ofNext count: Int, lane: Int) -> Int {
+        var left = count
+        var highest = 0
+        for chunk in chunks[head...] where left > 0 && chunk.lane == lane {
+            guard let last = chunk.requests.prefix(left).last else { continue }
+            highest = max(highest, last.entry.line)
+            left -= min(left, chunk.requests.count)
+        }
+        return highest
+    }
+
     mutating func append(lane: Int, _ requests: [OutgoingRequest], lastLine: Int) {
         chunks.append(Chunk(lane: lane, requests: requests, lastLine: lastLine))
     }

@@ -17,10 +17,11 @@ struct CheckpointPlan: Sendable {
     /// Sending, resumed: what the previous runs recorded after the watermark.
     var records: ResumeRecords?
 
-    /// Lines after the watermark that a killed run may have had on the wire (sending, resumed).
-    var possibleDuplicateLines: ClosedRange<Int>? {
-        guard resumed, journal.mode == "send", journal.horizonLine > journal.settledThroughLine else { return nil }
-        return (journal.settledThroughLine + 1)...journal.horizonLine
+    /// Lines after the watermark whose `provider` devices a killed run may have had on the wire
+    /// (sending, resumed).
+    func possibleDuplicateLines(_ provider: Provider) -> ClosedRange<Int>? {
+        guard resumed, journal.mode == "send", let horizon = journal.horizonLines[provider], horizon > journal.settledThroughLine else { return nil }
+        return (journal.settledThroughLine + 1)...horizon
     }
 
     /// The temporary path a resumed file continues, by final name.
@@ -47,16 +48,17 @@ final class RunCheckpointer {
     /// A durable checkpoint is due (`plan.interval` since the last).
     var due: Bool { ContinuousClock.now - lastDurable >= plan.interval }
 
-    /// The horizon the last journal recorded.
-    var horizon: Int { journal.horizonLine }
+    /// The horizons the last journal recorded, per provider.
+    var horizons: [Provider: Int] { journal.horizonLines }
 
     /// Replaces the journal. `sync`: the caller fsynced the files it names; the journal is
     /// fsynced too. Once writing failed, it stays failed (the run goes on; a resume would
     /// start from the last good journal, so the sink stops handing out requests past it).
-    func write(watermark: Int, horizon: Int, counts: RunCounts, files: [CheckpointJournal.FileMark], sync: Bool) {
+    func write(watermark: Int, horizons: [Provider: Int], counts: RunCounts, files: [CheckpointJournal.FileMark], sync: Bool) {
         guard failure == nil else { return }
         journal.settledThroughLine = watermark
-        journal.horizonLine = max(horizon, watermark)
+        journal.horizonLines = horizons
+        journal.horizonLine = horizons.values.reduce(watermark, max)
         journal.counts = counts
         journal.files = files
         journal.writtenAt = ISO8601DateFormatter().string(from: Date())

@@ -130,7 +130,7 @@ public actor DryRunSink: RequestSink {
                 let bytes = try file.file!.checkpoint(sync: true)
                 marks.append(.init(name: file.name, temporaryName: Self.baseName(file.file?.temporaryPath ?? ""), bytes: bytes, cutAtMark: true))
             }
-            checkpointer.write(watermark: settledThrough, horizon: settledThrough, counts: report.counts, files: marks, sync: true)
+            checkpointer.write(watermark: settledThrough, horizons: [:], counts: report.counts, files: marks, sync: true)
             if let failure = checkpointer.failure { throw OutputFileError.checkpointFailed(failure.description) }
         }
         do throws(OutputFileError) {

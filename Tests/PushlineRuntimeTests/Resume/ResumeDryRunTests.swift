@@ -1,0 +1,147 @@
+import Foundation
+import PushlineRuntime
+import PushlineTestSupport
+import Testing
+
+/// Issue 13's "Done when" for dry runs: a running dry run killed with SIGKILL at several points
+/// and resumed writes exactly the files and counts of one uninterrupted run.
+@Suite("Resume: a dry run killed with SIGKILL", .serialized, .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+struct ResumeDryRunTests {
+    static let customers = 60_000
+    static let clock = "1800000000"
+
+    /// The pipeline, with gzip output or plain, and a reject now and then (a device type the
+    /// campaign targets with a bad token) so rejects.ndjson is cut at the watermark too.
+    static func setUp(gzip: Bool) throws -> (scratch: Scratch, pipeline: String, audience: String) {
+        let scratch = try Scratch()
+        let pipeline = try writePipeline(demoStylePipeline + (gzip ? "\ndry_run: { gzip: true }\n" : "\n"), in: scratch)
+        let audience = scratch.file("audience.ndjson.gz")
+        _ = try AudienceGenerator(seed: 11, hostileFraction: 0.02).write(count: customers, to: audience)
+        return (scratch, pipeline, audience)
+    }
+
+    static func arguments(_ pipeline: String, _ audience: String, _ folder: String, _ extra: [String] = []) -> [String] {
+        ["run", pipeline, "--dry-run", "--audience", audience, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--log-level", "notice"] + extra
+    }
+
+    /// The folder's results as bytes (gzip files decompressed: members may differ, content not).
+    static func contents(_ folder: String) throws -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz") {
+            let path = folder + "/" + name
+            if name.hasSuffix(".gz") {
+                let plain = folder + "/../" + UUID().uuidString
+                let gunzip = Process()
+                gunzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+                gunzip.arguments = ["-c", "gzip -dc '\(path)' > '\(plain)'"]
+                try gunzip.run()
+                #expect(gunzip.waitForExit() == ChildExit(code: 0, signalled: false), "\(name) is not a valid gzip file")
+                files[name] = Array(try Data(contentsOf: URL(fileURLWithPath: plain)))
+            } else {
+                files[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            }
+        }
+        return files
+    }
+
+    /// Kills at three points (the first checkpoint, about a third and two thirds through, each
+    /// some time after a checkpoint), resuming after each kill: three resumes, one campaign.
+    @Test(.timeLimit(.minutes(10)), arguments: [false, true])
+    func killedThreeTimesAndResumedEqualsOneRun(gzip: Bool) throws {
+        let (scratch, pipeline, audience) = try Self.setUp(gzip: gzip)
+        let reference = scratch.file("reference")
+        let whole = try PushlineBinary.run(Self.arguments(pipeline, audience, reference, ["--now", Self.clock]))
+        #expect(whole.status == 0, "\(whole.stderr)")
+
+        let folder = scratch.file("killed")
+        var kills = 0
+        for (target, delay) in [(1, 0.0), (Self.customers / 3, 0.05), (2 * Self.customers / 3, 0.15)] {
+            let resuming = kills > 0
+            let run = try KillableRun.start(
+                Self.arguments(pipeline, audience, folder, resuming ? ["--resume"] : ["--now", Self.clock]), log: scratch.file("run-\(kills).log")
+            )
+            let reached = run.wait { checkpointWatermark(folder) >= target }
+            Thread.sleep(forTimeInterval: delay)
+            let exit = run.kill()
+            try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before line \(target) was checkpointed: \(run.stderr)")
+            kills += 1
+        }
+        let last = try PushlineBinary.run(Self.arguments(pipeline, audience, folder, ["--resume"]))
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(last.stderr.contains("resuming after line"))
+
+        // The same files, byte for byte (decompressed), and the same counts.
+        let expected = try Self.contents(reference)
+        let got = try Self.contents(folder)
+        #expect(got.keys.sorted() == expected.keys.sorted())
+        for (name, bytes) in expected {
+            #expect(got[name] == bytes, "\(name) differs from the uninterrupted run's")
+        }
+        let referenceSummary = try readSummary(reference)
+        let summary = try readSummary(folder)
+        for key in ["devices", "lines", "providers", "status", "reconciled", "exit_code"] {
+            #expect(NSDictionary(dictionary: ["v": summary[key] as Any]) == NSDictionary(dictionary: ["v": referenceSummary[key] as Any]), "summary \(key)")
+        }
+        let resume = try #require(summary["resume"] as? [String: Any])
+        #expect(resume["runs"] as? Int == kills + 1)
+        // Nothing but the results, the summary, the journal and the lock is left.
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tmp") }
+        #expect(left.isEmpty, "temporary files left: \(left)")
+        // And a finished run is not resumed again.
+        let again = try PushlineBinary.run(Self.arguments(pipeline, audience, folder, ["--resume"]))
+        #expect(again.status == 13)
+        #expect(again.stderr.contains("finished"))
+    }
+}
+
+@Suite("Resume: refusals", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+struct ResumeRefusalTests {
+    static func stoppedRun() throws -> (scratch: Scratch, pipeline: String, audience: String, folder: String) {
+        let (scratch, pipeline, audience) = try ResumeDryRunTests.setUp(gzip: false)
+        let folder = scratch.file("out")
+        let run = try KillableRun.start(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--now", ResumeDryRunTests.clock]), log: scratch.file("run.log"))
+        let reached = run.wait { checkpointWatermark(folder) >= 1 }
+        let exit = run.kill()
+        try #require(reached && exit.signalled, "the run ended before its first checkpoint: \(run.stderr)")
+        return (scratch, pipeline, audience, folder)
+    }
+
+    @Test func noCheckpointIsRefusedWithExit13() throws {
+        let (scratch, pipeline, audience) = try ResumeDryRunTests.setUp(gzip: false)
+        let outcome = try PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, scratch.file("empty"), ["--resume"]))
+        #expect(outcome.status == 13)
+        #expect(outcome.stderrLines.last?.hasPrefix("pushline: error: cannot resume: no checkpoint.json in ") == true, "\(outcome.stderr)")
+    }
+
+    /// A changed pipeline, another audience, another clock or a sending run: each refused by
+    /// name, with nothing read and the killed run's files untouched.
+    @Test func aResumeOfAnotherCampaignIsRefused() throws {
+        let (scratch, pipeline, audience, folder) = try Self.stoppedRun()
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+
+        let otherAudience = scratch.file("other.ndjson.gz")
+        _ = try AudienceGenerator(seed: 12).write(count: 100, to: otherAudience)
+        let changedPipeline = scratch.file("changed.yaml")
+        try (String(contentsOfFile: pipeline, encoding: .utf8) + "# changed\n").write(toFile: changedPipeline, atomically: true, encoding: .utf8)
+
+        let cases: [([String], String)] = [
+            (ResumeDryRunTests.arguments(changedPipeline, audience, folder, ["--resume"]), "changed since the checkpoint"),
+            (ResumeDryRunTests.arguments(pipeline, otherAudience, folder, ["--resume"]), "is not the one the checkpoint read"),
+            (ResumeDryRunTests.arguments(pipeline, audience, folder, ["--resume", "--now", "1800000001"]), "differs from the checkpoint's clock"),
+        ]
+        for (arguments, message) in cases {
+            let outcome = try PushlineBinary.run(arguments)
+            #expect(outcome.status == 13, "\(arguments): \(outcome.stderr)")
+            #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)
+        // The rightful resume still works after the refusals.
+        let resumed = try PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--resume"]))
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+    }
+
+    @Test func resumeAndForceCannotBeCombined() throws {
+        let outcome = try PushlineBinary.run(["run", "p.yaml", "--resume", "--force"])
+        #expect(outcome.status == 64)
+    }
+}

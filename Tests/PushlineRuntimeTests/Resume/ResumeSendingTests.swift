@@ -1,0 +1,105 @@
+import Foundation
+import PushlineCore
+import PushlineEmulator
+import PushlineRuntime
+import PushlineTestSupport
+import Testing
+
+/// Issue 13's "Done when" for sending: a `pushline run` sending to the emulator (real TLS,
+/// HTTP/2, JWT and OAuth) is killed with SIGKILL twice and resumed; every device ends exactly
+/// once in the results, a device the emulator received twice is marked `possible_duplicate`,
+/// and no more were received twice than the duplicate window allows.
+@Suite("Resume: a sending run killed with SIGKILL", .serialized, .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+struct ResumeSendingTests {
+    static let customers = 8_000
+    static let malformedEvery = 500
+    static let window = 400
+
+    @Test(.timeLimit(.minutes(10)))
+    func killedTwiceAndResumedSendsEveryDeviceOnce() async throws {
+        var faults = FaultPlan(seed: 13, rates: FaultRates([.apnsUnregistered: 0.02, .fcmUnregistered: 0.02]))
+        faults.retryAfterSeconds = 0
+        let harness = try await SendingRunHarness.start(faults: faults)
+        let pipeline = try harness.writePipeline()
+        var text = ""
+        var goodLines: [Int: Int] = [:]
+        var line = 0
+        for n in 0..<Self.customers {
+            if n > 0 && n % Self.malformedEvery == 0 {
+                line += 1
+                text += "{\"id\":\"bad-\(n)\",\"devices\":[\n"
+            }
+            line += 1
+            goodLines[line] = n
+            text += "{\"id\":\"c-\(n)\",\"devices\":[{\"platform\":\"ios\",\"token\":\"\(TestTokens.apns(n))\"},{\"platform\":\"android\",\"token\":\"\(TestTokens.fcm(n))\"}]}\n"
+        }
+        try text.write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
+        let folder = harness.scratch.file("out")
+        func arguments(_ extra: [String]) -> [String] {
+            ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--duplicate-window", "\(Self.window)", "--log-level", "notice"] + extra
+        }
+
+        var kills = 0
+        for target in [Self.customers / 2, Self.customers] {
+            let run = try KillableRun.start(arguments(kills == 0 ? ["--now", "1800000000"] : ["--resume"]), log: harness.scratch.file("run-\(kills).log"))
+            let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= target }
+            let exit = run.kill()
+            try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before \(target) devices were sent: \(run.stderr)")
+            kills += 1
+        }
+        let last = try PushlineBinary.run(arguments(["--resume"]))
+        let stats = harness.emulator.stats()
+        await harness.stop()
+        // Rejects (the malformed lines) and invalid tokens make the run's status 3 or 7; what
+        // matters is that it finished and reconciled.
+        #expect([0, 3, 7].contains(last.status), "\(last.stderr)")
+        let summary = try readSummary(folder)
+        #expect(summary["reconciled"] as? Bool == true, "\(last.stderr)")
+        #expect((summary["resume"] as? [String: Any])?["runs"] as? Int == 3)
+
+        // Every device of every good line exactly once across the three result files.
+        var outcomes: [String: Int] = [:]
+        var marked: Set<String> = []
+        var fileOf: [String: String] = [:]
+        for name in ["sent.ndjson", "invalid-tokens.ndjson", "failed.ndjson"] {
+            for record in try readResults(folder + "/" + name) {
+                let key = "\(record["line"] as? Int ?? -1)/\(record["device"] as? Int ?? -1)"
+                outcomes[key, default: 0] += 1
+                fileOf[key] = name
+                if record["possible_duplicate"] as? Bool == true { marked.insert(key) }
+            }
+        }
+        let expected = Set(goodLines.keys.flatMap { ["\($0)/0", "\($0)/1"] })
+        #expect(Set(outcomes.keys) == expected)
+        #expect(outcomes.values.allSatisfy { $0 == 1 }, "\(outcomes.filter { $0.value > 1 }.count) devices with more than one outcome")
+        #expect(try readResults(folder + "/unsent.ndjson").isEmpty)
+        // The malformed lines are rejected once each, however often their batch was read.
+        let rejected = try readResults(folder + "/rejects.ndjson").compactMap { $0["line"] as? Int }
+        #expect(rejected.count == Self.customers / Self.malformedEvery - 1)
+        #expect(Set(rejected).count == rejected.count)
+
+        // A device the emulator delivered twice is marked; no more were sent again than the
+        // window allows per kill (a dead token answered twice is resent, not a duplicate).
+        var resent = 0
+        var deliveredTwice = 0
+        for (line, n) in goodLines {
+            for (device, token, seen) in [(0, TestTokens.apns(n), stats.apns.tokens), (1, TestTokens.fcm(n), stats.fcm.tokens)] {
+                let received = seen[token] ?? EmulatorStats.TokenStats()
+                #expect(received.requests >= 1, "line \(line) device \(device) never reached the emulator")
+                if received.requests > 1 { resent += 1 }
+                if received.delivered > 1 {
+                    deliveredTwice += 1
+                    let isMarked = marked.contains("\(line)/\(device)")
+                    #expect(isMarked, "line \(line) device \(device) was delivered \(received.delivered) times, unmarked, in \(fileOf["\(line)/\(device)"] ?? "no file")")
+                }
+            }
+        }
+        #expect(resent <= kills * Self.window, "\(resent) devices sent again, more than the window allows")
+        let counts = try #require(summary["devices"] as? [String: Any])
+        #expect(counts["possible_duplicates"] as? Int == marked.count)
+        // Marked: what may have been on the wire (≤ the window per lane) and what the journal's
+        // horizon let through but never left (≤ a window ahead per lane), per kill.
+        #expect(marked.count <= kills * 2 * 2 * Self.window, "\(marked.count) marked")
+        #expect(marked.count >= deliveredTwice)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import PushlineRuntime
+import PushlineTestSupport
+import Testing
+
+/// A `pushline run` child process that a test kills with SIGKILL at a chosen point and then
+/// resumes: the only honest way to test a crash (the process gets no chance to clean up).
+struct KillableRun {
+    let process: Process
+    let log: String
+
+    /// Starts `pushline` with `arguments`, standard error to `log` (read when a test fails).
+    static func start(_ arguments: [String], log: String) throws -> KillableRun {
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: PushlineBinary.path)
+        process.arguments = arguments
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return KillableRun(process: process, log: log)
+    }
+
+    /// Waits until `condition` holds (polled every 20 ms) or the run ended; true when it held
+    /// while the run was still going.
+    func wait(until condition: () -> Bool, limit: Duration = .seconds(300)) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if condition() { return process.isRunning }
+            if !process.isRunning { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
+    /// SIGKILL, then the exit (a signal, unless it had just ended).
+    func kill() -> ChildExit {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        return process.waitForExit()
+    }
+
+    var stderr: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+}
+
+/// The settled-line watermark of the folder's checkpoint, 0 without one.
+func checkpointWatermark(_ folder: String) -> Int {
+    (try? CheckpointJournal.read(from: folder))?.settledThroughLine ?? 0
+}
+
+/// Whole lines in the folder's temporary (or final) results file `name`.
+func resultLineCount(_ folder: String, _ name: String) -> Int {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    guard let file = entries.first(where: { $0 == name || ($0.hasPrefix(name + ".") && $0.hasSuffix(".tmp")) }),
+          let data = FileManager.default.contents(atPath: folder + "/" + file)
+    else { return 0 }
+    return data.reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+}
