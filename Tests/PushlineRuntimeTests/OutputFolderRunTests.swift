@@ -55,7 +55,9 @@ struct OutputFolderRunTests {
         let second = try await runDry(try writePipeline(demoStylePipeline, in: scratch), audience: audience, output: folder)
         #expect(second.status == .completed)
         let left = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
-        #expect(left == [".pushline.lock", "notes.txt", "rejects.ndjson", "requests-apns.ndjson", "requests-fcm.ndjson", "summary.json"])
+        // checkpoint.json is this run's (the first run's was removed with its results).
+        #expect(left == [".pushline.lock", "checkpoint.json", "notes.txt", "rejects.ndjson", "requests-apns.ndjson", "requests-fcm.ndjson", "summary.json"])
+        #expect(try #require(try CheckpointJournal.read(from: folder)).counts == second.counts)
         let files = try #require(try readSummary(folder)["files"] as? [String: Int])
         #expect(Set(files.keys) == ["rejects.ndjson", "requests-apns.ndjson", "requests-fcm.ndjson"])
         // Every request line is this run's: the second pipeline's campaign targets iOS and Android only.

@@ -9,6 +9,8 @@
 #SBATCH --mem=1G
 #SBATCH --time=04:00:00
 #SBATCH --signal=TERM@60
+# A job requeued after a node failure runs the same command: --auto-resume continues it.
+#SBATCH --requeue
 #SBATCH --output=/shared/campaigns/results/winback/slurm-%A_%a.log
 set -euo pipefail
 shards=8
@@ -20,7 +22,7 @@ export FCM_SERVICE_ACCOUNT=/shared/secrets/fcm-service-account.json
 exec pushline run /shared/campaigns/pipelines/winback.yaml \
   --audience /shared/campaigns/audiences/winback.ndjson.gz \
   --output "$results/shard-$SLURM_ARRAY_TASK_ID" \
-  --shard-count "$shards" --drain-timeout 30 --log-format json \
+  --shard-count "$shards" --auto-resume --drain-timeout 30 --log-format json \
   --metrics-file "$results/metrics-shard-$SLURM_ARRAY_TASK_ID.prom"
 # After the array: sbatch --dependency=afterany:<array job id> --wrap \
 #   "pushline merge-results $results/shard-*/ --output $results/summary.json"

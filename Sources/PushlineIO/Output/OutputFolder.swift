@@ -202,7 +202,9 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
             "cannot remove the previous run's \(name) from \(folder): \(reason)"
         case .unfinishedRun(let files, let evidence):
             "the output folder \(folder) holds the results of a run that did not finish (\(evidence)): \(Self.list(files)); "
-                + "they are the record of what it sent and are kept: pass --force to move them into \(folder)/\(UnfinishedRun.asideFolderPrefix)<UTC time>/ and run, or choose another output folder"
+                + "they are the record of what it sent and are kept: pass --resume to continue that run"
+                + (files.contains("checkpoint.json") ? "" : " (it left no checkpoint.json: it cannot be resumed)")
+                + ", --force to move them into \(folder)/\(UnfinishedRun.asideFolderPrefix)<UTC time>/ and run anew, or choose another output folder"
         case .cannotMoveAside(let name, let reason):
             "cannot move the unfinished run's \(name) aside in \(folder): \(reason) (nothing was removed)"
         }

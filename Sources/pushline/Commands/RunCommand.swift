@@ -21,7 +21,8 @@ struct RunCommand: AsyncParsableCommand {
         the results and summary.json (status stopped) and exits with 6 (exit codes: \
         docs/exit-codes.md). A second signal cancels \
         what is in flight at once. A folder holding a previous run's unfinished results (killed, \
-        or stopped) is refused unless --force, which moves them into interrupted-<UTC time>/.
+        or stopped) is refused unless --resume, which continues that run from its \
+        checkpoint.json (docs/resume.md), or --force, which moves them into interrupted-<UTC time>/.
         """
     )
 
@@ -70,10 +71,10 @@ struct RunCommand: AsyncParsableCommand {
         if let workers, !(1...Self.maxWorkers).contains(workers) {
             throw ValidationError("--workers must be between 1 and \(Self.maxWorkers); got \(workers)")
         }
-        if resumeOptions.resume && force {
+        if (resumeOptions.resume || resumeOptions.autoResume) && force {
             throw ValidationError("--resume continues the folder's run and --force moves it aside: give one of them")
         }
-        if resumeOptions.resume, audience == "-" {
+        if resumeOptions.resume || resumeOptions.autoResume, audience == "-" {
             throw ValidationError("--resume reads the audience again from its start: it cannot resume from standard input")
         }
         if !Self.drainTimeoutRange.contains(drainTimeout) {
@@ -82,8 +83,9 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var loaded = try options.load(warn: !resumeOptions.resume || options.now != nil)
-        if resumeOptions.resume {
+        var loaded = try options.load(warn: !(resumeOptions.resume || resumeOptions.autoResume) || options.now != nil)
+        let resuming = resumeOptions.resumes(folder: output ?? loaded.outputPath)
+        if resuming {
             // A resume compiles the campaign with the checkpoint's clock, so expiries and quiet
             // hours come out as they did in the run it continues.
             let journal: CheckpointJournal
@@ -98,6 +100,9 @@ struct RunCommand: AsyncParsableCommand {
                 throw ExitCode(.cannotResume)
             }
             if options.now == nil { loaded = try options.load(now: journal.clock) }
+        } else if resumeOptions.autoResume, options.now == nil {
+            // Starting anew: the warnings the first load kept quiet.
+            loaded = try options.load()
         }
         let decision: RunDecision
         do {
@@ -128,7 +133,7 @@ struct RunCommand: AsyncParsableCommand {
             workers: workers, mode: shard.map { decision.mode.sharded($0) } ?? decision.mode, logger: logger
         )
         run.moveUnfinishedRunAside = force
-        resumeOptions.apply(to: &run)
+        resumeOptions.apply(to: &run, resuming: resuming)
         run.drainTimeout = .seconds(drainTimeout)
         let observation = RunObservation(
             settings: settings, audiencePath: audiencePath, sending: { if case .send = decision.mode { true } else { false } }(), liveLine: liveLine, logger: logger

@@ -6,6 +6,9 @@ struct ResumeOptions: ParsableArguments {
     @Flag(help: "Continue the run whose checkpoint.json is in the output folder (killed, crashed or stopped): lines it settled are skipped, its results files are appended to, and the summary covers the whole campaign.")
     var resume = false
 
+    @Flag(help: "Resume when the output folder holds an unfinished run's checkpoint, else start anew: for a scheduler that retries the same command (Kubernetes, AWS Batch, Slurm --requeue).")
+    var autoResume = false
+
     static let intervalRange = 0.0...3600.0
 
     @Option(help: ArgumentHelp("Most seconds between durable checkpoints (results fsynced, checkpoint.json replaced), 0.05 to 3600; 0 writes none (the run cannot be resumed).", valueName: "seconds"))
@@ -21,13 +24,28 @@ struct ResumeOptions: ParsableArguments {
         if let duplicateWindow, !CampaignRun.duplicateWindowRange.contains(duplicateWindow) {
             throw ValidationError("--duplicate-window must be between \(CampaignRun.duplicateWindowRange.lowerBound) and \(CampaignRun.duplicateWindowRange.upperBound); got \(duplicateWindow)")
         }
-        if resume && checkpointInterval == 0 {
+        if resume && autoResume {
+            throw ValidationError("--resume and --auto-resume: give one of them")
+        }
+        if (resume || autoResume) && checkpointInterval == 0 {
             throw ValidationError("--resume needs checkpoints: --checkpoint-interval 0 turns them off")
         }
     }
 
-    func apply(to run: inout CampaignRun) {
-        run.resume = resume
+    /// Whether this run resumes: `--resume`, or `--auto-resume` with an unfinished checkpoint
+    /// in `folder` (a damaged one resumes too, and is refused by name).
+    func resumes(folder: String) -> Bool {
+        if resume { return true }
+        guard autoResume else { return false }
+        do {
+            return try CheckpointJournal.read(from: folder).map { !$0.complete } ?? false
+        } catch {
+            return true
+        }
+    }
+
+    func apply(to run: inout CampaignRun, resuming: Bool) {
+        run.resume = resuming
         run.checkpointInterval = checkpointInterval == 0 ? nil : .milliseconds(Int((checkpointInterval * 1000).rounded()))
         run.duplicateWindow = duplicateWindow
     }

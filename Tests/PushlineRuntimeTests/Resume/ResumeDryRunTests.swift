@@ -145,3 +145,33 @@ struct ResumeRefusalTests {
         #expect(outcome.status == 64)
     }
 }
+
+@Suite("Resume: --auto-resume, for schedulers that retry the same command", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+struct AutoResumeTests {
+    /// The same command line twice: the first run starts anew (an empty folder), is killed, and
+    /// the second continues it; the result equals one run.
+    @Test func theSameCommandStartsThenResumes() throws {
+        let (scratch, pipeline, audience) = try ResumeDryRunTests.setUp(gzip: false)
+        let folder = scratch.file("out")
+        let command = ResumeDryRunTests.arguments(pipeline, audience, folder, ["--auto-resume", "--now", ResumeDryRunTests.clock])
+        let first = try KillableRun.start(command, log: scratch.file("first.log"))
+        let reached = first.wait { checkpointWatermark(folder) >= ResumeDryRunTests.customers / 3 }
+        let exit = first.kill()
+        try #require(reached && exit.signalled, "the run ended before it could be killed: \(first.stderr)")
+        #expect(!first.stderr.contains("resuming"))
+
+        let second = try PushlineBinary.run(command)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("resuming after line"))
+        let summary = try readSummary(folder)
+        #expect((summary["resume"] as? [String: Any])?["runs"] as? Int == 2)
+        #expect((summary["lines"] as? [String: Any])?["read"] as? Int == ResumeDryRunTests.customers)
+        #expect(summary["reconciled"] as? Bool == true)
+
+        // Once finished, the same command starts the campaign anew rather than refusing.
+        let third = try PushlineBinary.run(command)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(!third.stderr.contains("resuming"))
+        #expect(try readSummary(folder)["resume"] == nil)
+    }
+}
