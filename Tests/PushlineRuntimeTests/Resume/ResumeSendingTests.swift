@@ -15,12 +15,9 @@ struct ResumeSendingTests {
     static let malformedEvery = 500
     static let window = 400
 
-    @Test(.timeLimit(.minutes(10)))
-    func killedTwiceAndResumedSendsEveryDeviceOnce() async throws {
-        var faults = FaultPlan(seed: 13, rates: FaultRates([.apnsUnregistered: 0.02, .fcmUnregistered: 0.02]))
-        faults.retryAfterSeconds = 0
-        let harness = try await SendingRunHarness.start(faults: faults)
-        let pipeline = try harness.writePipeline()
+    /// Customers with an iOS and an Android device each, a malformed line now and then; returns
+    /// the good lines' customer numbers by line.
+    static func writeAudience(_ path: String) throws -> [Int: Int] {
         var text = ""
         var goodLines: [Int: Int] = [:]
         var line = 0
@@ -33,7 +30,17 @@ struct ResumeSendingTests {
             goodLines[line] = n
             text += "{\"id\":\"c-\(n)\",\"devices\":[{\"platform\":\"ios\",\"token\":\"\(TestTokens.apns(n))\"},{\"platform\":\"android\",\"token\":\"\(TestTokens.fcm(n))\"}]}\n"
         }
-        try text.write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return goodLines
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func killedTwiceAndResumedSendsEveryDeviceOnce() async throws {
+        var faults = FaultPlan(seed: 13, rates: FaultRates([.apnsUnregistered: 0.02, .fcmUnregistered: 0.02]))
+        faults.retryAfterSeconds = 0
+        let harness = try await SendingRunHarness.start(faults: faults)
+        let pipeline = try harness.writePipeline()
+        let goodLines = try Self.writeAudience(harness.scratch.file("audience.ndjson"))
         let folder = harness.scratch.file("out")
         func arguments(_ extra: [String]) -> [String] {
             ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--duplicate-window", "\(Self.window)", "--log-level", "notice"] + extra
@@ -101,5 +108,51 @@ struct ResumeSendingTests {
         // horizon let through but never left (≤ a window ahead per lane), per kill.
         #expect(marked.count <= kills * 2 * 2 * Self.window, "\(marked.count) marked")
         #expect(marked.count >= deliveredTwice)
+    }
+
+    /// SIGTERM with no drain time: what was queued or on the wire is listed unsent (the latter as
+    /// possible duplicates); `--resume` sends them all, marks only the ones that were on the wire,
+    /// and leaves unsent.ndjson empty.
+    @Test(.timeLimit(.minutes(10)))
+    func aStoppedRunIsFinishedByAResume() async throws {
+        let harness = try await SendingRunHarness.start()
+        let pipeline = try harness.writePipeline()
+        let goodLines = try Self.writeAudience(harness.scratch.file("audience.ndjson"))
+        let folder = harness.scratch.file("out")
+        func arguments(_ extra: [String]) -> [String] {
+            ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--drain-timeout", "0", "--log-level", "notice"] + extra
+        }
+        let run = try KillableRun.start(arguments(["--now", "1800000000"]), log: harness.scratch.file("run.log"))
+        let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= Self.customers / 2 }
+        kill(run.process.processIdentifier, SIGTERM)
+        let exit = run.process.waitForExit()
+        try #require(reached && exit == ChildExit(code: 6, signalled: false), "\(exit): \(run.stderr)")
+        let unsent = try readResults(folder + "/unsent.ndjson")
+        #expect(!unsent.isEmpty)
+        let onTheWire = Set(unsent.filter { $0["possible_duplicate"] as? Bool == true }.map { "\($0["line"] as? Int ?? -1)/\($0["device"] as? Int ?? -1)" })
+
+        let resumed = try PushlineBinary.run(arguments(["--resume"]))
+        let stats = harness.emulator.stats()
+        await harness.stop()
+        #expect([0, 3].contains(resumed.status), "\(resumed.stderr)")
+        #expect(try readResults(folder + "/unsent.ndjson").isEmpty)
+        var seen: [String: Int] = [:]
+        var marked: Set<String> = []
+        for record in try readResults(folder + "/sent.ndjson") + readResults(folder + "/invalid-tokens.ndjson") + readResults(folder + "/failed.ndjson") {
+            let key = "\(record["line"] as? Int ?? -1)/\(record["device"] as? Int ?? -1)"
+            seen[key, default: 0] += 1
+            if record["possible_duplicate"] as? Bool == true { marked.insert(key) }
+        }
+        let expected = Set(goodLines.keys.flatMap { ["\($0)/0", "\($0)/1"] })
+        let sameDevices = Set(seen.keys) == expected
+        #expect(sameDevices && seen.values.allSatisfy { $0 == 1 })
+        #expect(marked == onTheWire, "\(marked.count) marked, \(onTheWire.count) were on the wire at the stop")
+        for (line, n) in goodLines {
+            for (device, token, tokens) in [(0, TestTokens.apns(n), stats.apns.tokens), (1, TestTokens.fcm(n), stats.fcm.tokens)] where (tokens[token]?.delivered ?? 0) > 1 {
+                let isMarked = marked.contains("\(line)/\(device)")
+                #expect(isMarked, "line \(line) device \(device) delivered twice, unmarked")
+            }
+        }
+        #expect(try readSummary(folder)["reconciled"] as? Bool == true)
     }
 }
