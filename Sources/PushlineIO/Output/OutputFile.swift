@@ -324,3 +324,29 @@ extension OutputFile {
         return bytesOnDisk
     }
 }
+
+/// A second descriptor of an output file, to fsync it from another thread while the writer goes
+/// on (`OutputFile.syncHandle()`): what was written before the handle was taken is durable once
+/// `sync()` returns.
+public final class FileSyncHandle: Sendable {
+    private let fd: Int32
+    public let path: String
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { if fd >= 0 { _ = POSIX.closeDescriptor(fd) } }
+
+    public func sync() throws(OutputFileError) {
+        if case .failure(let error) = POSIX.syncToDisk(fd) { throw .syncFailed(path: path, error) }
+    }
+}
+
+extension OutputFile {
+    /// A handle that fsyncs this file from another thread (a dry run's checkpoints).
+    public func syncHandle() -> FileSyncHandle {
+        FileSyncHandle(fd: POSIX.duplicate(fd), path: path)
+    }
+}

@@ -272,4 +272,9 @@ extension POSIX {
         }
         return 0
     }
+
+    /// A second descriptor of the same open file (close-on-exec), -1 on failure.
+    static func duplicate(_ fd: Int32) -> Int32 {
+        fcntl(fd, F_DUPFD_CLOEXEC, 0)
+    }
 }

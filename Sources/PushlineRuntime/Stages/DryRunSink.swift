@@ -97,7 +97,7 @@ public actor DryRunSink: RequestSink {
         state = .writing
         defer { state = .closed }
         var report = SinkReport()
-        let checkpointer = checkpointPlan.map(RunCheckpointer.init)
+        let background = checkpointPlan.map(BackgroundCheckpoint.init)
         // A resume continues the counts of the lines before its watermark.
         var settledThrough = 0
         if let plan = checkpointPlan, plan.resumed {
@@ -122,19 +122,27 @@ public actor DryRunSink: RequestSink {
         var next = 0
         var publish = PublishGate()
         let allFiles = Array(requestFiles.values) + [rejects] + (deferred.map { [$0] } ?? [])
-        /// Every file ends a line (and a gzip member) here, fsynced; the journal says so.
-        func checkpoint() throws(OutputFileError) {
-            guard let checkpointer else { return }
+        /// Every file ends a line (and a gzip member) here; the journal says so once the files
+        /// are fsynced: in the background while the run goes on, or now (`final`: the first and
+        /// the last checkpoint).
+        var lastCheckpoint = ContinuousClock.now
+        func checkpoint(now: Bool) throws(OutputFileError) {
+            guard let background else { return }
+            lastCheckpoint = .now
             var marks: [CheckpointJournal.FileMark] = []
+            var handles: [FileSyncHandle] = []
             for file in allFiles {
-                let bytes = try file.file!.checkpoint(sync: true)
+                let bytes = try file.file!.checkpoint(sync: now)
+                if !now, let handle = file.file?.syncHandle() { handles.append(handle) }
                 marks.append(.init(name: file.name, temporaryName: Self.baseName(file.file?.temporaryPath ?? ""), bytes: bytes, cutAtMark: true))
             }
-            checkpointer.write(watermark: settledThrough, horizons: [:], counts: report.counts, files: marks, sync: true)
-            if let failure = checkpointer.failure { throw OutputFileError.checkpointFailed(failure.description) }
+            let failure = now
+                ? background.writeNow(watermark: settledThrough, counts: report.counts, files: marks)
+                : { background.submit(handles: handles, watermark: settledThrough, counts: report.counts, files: marks); return background.failure }()
+            if let failure { throw OutputFileError.checkpointFailed(failure) }
         }
         do throws(OutputFileError) {
-            try checkpoint()
+            try checkpoint(now: true)
             for await batch in input {
                 pending[batch.sequence] = batch
                 while let ready = pending.removeValue(forKey: next) {
@@ -155,7 +163,7 @@ public actor DryRunSink: RequestSink {
                     pool?.give(ready)
                     next += 1
                 }
-                if checkpointer?.due == true { try checkpoint() }
+                if let background, ContinuousClock.now - lastCheckpoint >= background.interval { try checkpoint(now: false) }
                 if let observer, publish.due() {
                     var live = RunObserver.LiveCounts()
                     live.counts = report.counts
@@ -169,7 +177,7 @@ public actor DryRunSink: RequestSink {
             }
             // The last checkpoint, before the files take their final names: a stopped run
             // resumes from it (a finished one's is marked complete after the summary).
-            try checkpoint()
+            try checkpoint(now: true)
             for file in allFiles {
                 guard let open = file.file.take() else { continue }
                 // Bytes on disk (compressed for .gz), as `ls -l` shows them.

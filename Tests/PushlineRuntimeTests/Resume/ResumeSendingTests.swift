@@ -134,7 +134,8 @@ struct ResumeSendingTests {
         let resumed = try PushlineBinary.run(arguments(["--resume"]))
         let stats = harness.emulator.stats()
         await harness.stop()
-        #expect([0, 3].contains(resumed.status), "\(resumed.stderr)")
+        // 7: a request can time out against the debug emulator on a loaded machine (it is then in failed.ndjson).
+        #expect([0, 3, 7].contains(resumed.status), "\(resumed.stderr)")
         #expect(try readResults(folder + "/unsent.ndjson").isEmpty)
         var seen: [String: Int] = [:]
         var marked: Set<String> = []
