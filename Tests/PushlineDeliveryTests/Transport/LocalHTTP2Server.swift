@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PushlineTestSupport
 
 /// A real HTTP/2 TLS server for the transport tests: Debian's `nghttpd` on 127.0.0.1 with an
@@ -84,18 +85,41 @@ final class LocalHTTP2Server: @unchecked Sendable {
         guard openssl.waitForExit().shellStatus == 0 else { throw ServerError("openssl req -x509 failed") }
     }
 
+    private static let lastProblem = Mutex("")
+
+    /// The socket inodes open in process `pid` (`self` for this one).
+    private static func socketInodes(of pid: String) -> Set<String> {
+        let fdDirectory = "/proc/\(pid)/fd"
+        let descriptors: [String]
+        do {
+            descriptors = try FileManager.default.contentsOfDirectory(atPath: fdDirectory)
+        } catch {
+            lastProblem.withLock { $0 = "cannot list \(fdDirectory): \(error)" }
+            descriptors = []
+        }
+        return Set(descriptors.compactMap { fd -> String? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDirectory)/\(fd)"),
+                  target.hasPrefix("socket:[") else { return nil }
+            return String(target.dropFirst(8).dropLast())
+        })
+    }
+
     /// The TCP port process `pid` listens on: its socket inodes matched against /proc/net/tcp.
+    /// Sockets it inherited from this process (another test's listening server, open without
+    /// close-on-exec when nghttpd was spawned) are not its own and are left out.
     private static func listeningPort(of pid: Int32) throws -> Int {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            let fdDirectory = "/proc/\(pid)/fd"
-            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: fdDirectory)) ?? []
-            let inodes = Set(descriptors.compactMap { fd -> String? in
-                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDirectory)/\(fd)"),
-                      target.hasPrefix("socket:[") else { return nil }
-                return String(target.dropFirst(8).dropLast())
-            })
-            if let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) {
+            let inodes = socketInodes(of: "\(pid)").subtracting(socketInodes(of: "self"))
+            // Read to EOF: /proc/net/tcp reports size 0 and comes a page (~30 sockets) per read,
+            // and `String(contentsOfFile:)` can stop after the first one; on a busy machine
+            // the server's line is further down.
+            let table = FileHandle(forReadingAtPath: "/proc/net/tcp").map { handle in
+                defer { try? handle.close() }
+                return String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            }
+            if table == nil { lastProblem.withLock { $0 = "cannot open /proc/net/tcp" } }
+            if let table {
                 for line in table.split(separator: "\n").dropFirst() {
                     let fields = line.split(separator: " ")
                     // sl local_address rem_address st ... inode (field 9); 0A = LISTEN.
@@ -106,7 +130,9 @@ final class LocalHTTP2Server: @unchecked Sendable {
             }
             usleep(20_000)
         }
-        throw ServerError("nghttpd did not start listening")
+        let inodes = socketInodes(of: "\(pid)")
+        let own = socketInodes(of: "self")
+        throw ServerError("nghttpd did not start listening (its sockets \(inodes.sorted()), ours \(own.count), alive \(kill(pid, 0) == 0), last problem: \(lastProblem.withLock { $0 }))")
     }
 
     struct ServerError: Error, CustomStringConvertible {

@@ -5,7 +5,12 @@ import Testing
 
 /// Issue 13's "Done when" for dry runs: a running dry run killed with SIGKILL at several points
 /// and resumed writes exactly the files and counts of one uninterrupted run.
-@Suite("Resume: a dry run killed with SIGKILL", .serialized, .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+/// The resume tests that run `pushline` children, one at a time (each keeps both cores busy).
+@Suite("Resume: pushline processes killed and resumed", .serialized, .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+enum ResumeEndToEnd {}
+
+extension ResumeEndToEnd {
+@Suite("Resume: a dry run killed with SIGKILL")
 struct ResumeDryRunTests {
     static let customers = 60_000
     static let clock = "1800000000"
@@ -94,7 +99,7 @@ struct ResumeDryRunTests {
     }
 }
 
-@Suite("Resume: refusals", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+@Suite("Resume: refusals")
 struct ResumeRefusalTests {
     static func stoppedRun() throws -> (scratch: Scratch, pipeline: String, audience: String, folder: String) {
         let (scratch, pipeline, audience) = try ResumeDryRunTests.setUp(gzip: false)
@@ -146,7 +151,7 @@ struct ResumeRefusalTests {
     }
 }
 
-@Suite("Resume: --auto-resume, for schedulers that retry the same command", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+@Suite("Resume: --auto-resume, for schedulers that retry the same command")
 struct AutoResumeTests {
     /// The same command line twice: the first run starts anew (an empty folder), is killed, and
     /// the second continues it; the result equals one run.
@@ -174,4 +179,5 @@ struct AutoResumeTests {
         #expect(!third.stderr.contains("resuming"))
         #expect(try readSummary(folder)["resume"] == nil)
     }
+}
 }

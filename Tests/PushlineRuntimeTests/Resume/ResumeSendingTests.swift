@@ -9,7 +9,8 @@ import Testing
 /// HTTP/2, JWT and OAuth) is killed with SIGKILL twice and resumed; every device ends exactly
 /// once in the results, a device the emulator received twice is marked `possible_duplicate`,
 /// and no more were received twice than the duplicate window allows.
-@Suite("Resume: a sending run killed with SIGKILL", .serialized, .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+extension ResumeEndToEnd {
+@Suite("Resume: a sending run killed with SIGKILL")
 struct ResumeSendingTests {
     static let customers = 8_000
     static let malformedEvery = 500
@@ -156,4 +157,5 @@ struct ResumeSendingTests {
         }
         #expect(try readSummary(folder)["reconciled"] as? Bool == true)
     }
+}
 }
