@@ -6,7 +6,7 @@
 /// found by a binary search over the open batches (at most the batch window), with no entry per
 /// request. Pure: no clock, no locking.
 struct BatchLedger: Sendable {
-    private struct OpenBatch: Sendable {
+    private struct OpenBatch: TagRun {
         var firstTag: UInt64
         var count: UInt64
         var sequence: Int
@@ -45,16 +45,7 @@ struct BatchLedger: Sendable {
 
     /// One request (`tag`) of an open batch is done (settled, or deferred to the retry queue).
     mutating func complete(tag: UInt64) -> Completion {
-        // The last open batch whose first tag is ≤ tag.
-        var low = 0
-        var high = open.count
-        while low < high {
-            let mid = (low + high) / 2
-            if open[mid].firstTag <= tag { low = mid + 1 } else { high = mid }
-        }
-        guard low > 0 else { return .unknown }
-        let i = low - 1
-        guard tag &- open[i].firstTag < open[i].count, open[i].outstanding > 0 else { return .unknown }
+        guard let i = open.index(holding: tag), open[i].outstanding > 0 else { return .unknown }
         open[i].outstanding -= 1
         guard open[i].outstanding == 0 else { return .pending }
         let done = open.remove(at: i)
@@ -63,4 +54,26 @@ struct BatchLedger: Sendable {
 
     /// Requests still outstanding in open batches.
     var outstanding: Int { open.reduce(0) { $0 + $1.outstanding } }
+}
+
+/// A batch that owns a consecutive run of request tags (`count` from `firstTag`).
+protocol TagRun: Sendable {
+    var firstTag: UInt64 { get }
+    var count: UInt64 { get }
+}
+
+extension Array where Element: TagRun {
+    /// The index of the batch whose run holds `tag`, in an array kept by ascending first tag (a
+    /// binary search: at most the batch window, or the batches a retry keeps open); nil when
+    /// none holds it.
+    func index(holding tag: UInt64) -> Int? {
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if self[mid].firstTag <= tag { low = mid + 1 } else { high = mid }
+        }
+        guard low > 0, tag &- self[low - 1].firstTag < self[low - 1].count else { return nil }
+        return low - 1
+    }
 }

@@ -143,13 +143,7 @@ public final class RunMetrics: Sendable {
     /// Raises a counter to `value` (a count only grows; a smaller value is ignored).
     private func raise(_ state: inout State, _ name: String, _ labels: [(String, String)], to value: Int) {
         let key = key(name, labels)
-        let counter: CoreMetrics.Counter
-        if let known = state.counters[key] {
-            counter = known
-        } else {
-            counter = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
-            state.counters[key] = counter
-        }
+        let counter = Self.metric(&state.counters, key) { CoreMetrics.Counter(label: name, dimensions: labels, factory: factory) }
         let previous = state.exported[key] ?? 0
         let target = Int64(clamping: value)
         if target > previous { counter.increment(by: target - previous) }
@@ -158,14 +152,15 @@ public final class RunMetrics: Sendable {
 
     private func set(_ state: inout State, _ name: String, _ labels: [(String, String)], to value: Double) {
         let key = key(name, labels)
-        let gauge: CoreMetrics.Gauge
-        if let known = state.gauges[key] {
-            gauge = known
-        } else {
-            gauge = CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
-            state.gauges[key] = gauge
-        }
-        gauge.record(value)
+        Self.metric(&state.gauges, key) { CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory) }.record(value)
+    }
+
+    /// The metric under `key`, made on first use.
+    private static func metric<Metric>(_ cache: inout [String: Metric], _ key: String, make: () -> Metric) -> Metric {
+        if let known = cache[key] { return known }
+        let made = make()
+        cache[key] = made
+        return made
     }
 
     // MARK: The file

@@ -134,6 +134,11 @@ extension CheckpointJournal {
         }
         let bodyBytes = body.withRawBytes { Data($0) }
         guard digest == Self.digest(bodyBytes) else { throw damaged("SHA-256 mismatch") }
+        // Counts are added to as the run goes on: a number no run could reach (an edited journal
+        // with its digest recomputed) would overflow there, so it is refused here.
+        guard let tree = try? JSONSerialization.jsonObject(with: bodyBytes), Self.numbersAreCounts(tree) else {
+            throw damaged("a number is not a count from 0 to 2^48")
+        }
         let journal: CheckpointJournal
         do {
             journal = try JSONDecoder().decode(CheckpointJournal.self, from: bodyBytes)
@@ -148,6 +153,20 @@ extension CheckpointJournal {
         }
         guard journal.settledThroughLine >= 0, journal.horizonLine >= 0, journal.horizonLines.values.allSatisfy({ $0 >= 0 }), journal.runs >= 1 else { throw damaged("negative line") }
         return journal
+    }
+
+    /// Every number in `tree` is a whole number from 0 to 2^48.
+    static func numbersAreCounts(_ tree: Any, depth: Int = 0) -> Bool {
+        guard depth < 16 else { return false }
+        switch tree {
+        case let object as [String: Any]: return object.values.allSatisfy { numbersAreCounts($0, depth: depth + 1) }
+        case let array as [Any]: return array.allSatisfy { numbersAreCounts($0, depth: depth + 1) }
+        case let number as NSNumber:
+            // true and false come as 1 and 0: counts too, harmlessly.
+            let value = number.doubleValue
+            return value >= 0 && value <= Double(1 << 48) && value.rounded() == value
+        default: return true
+        }
     }
 
     static func digest(_ data: Data) -> String {

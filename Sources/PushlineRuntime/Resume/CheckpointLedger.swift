@@ -9,7 +9,7 @@ import PushlineCore
 /// batches, and the counts always describe exactly the lines up to it. A batch with an `unsent`
 /// outcome (a stopped run) is never folded: a resume sends its devices.
 struct CheckpointLedger: Sendable {
-    private struct Batch: Sendable {
+    private struct Batch: TagRun {
         var sequence: Int
         var lastLine: Int
         var firstTag: UInt64
@@ -69,15 +69,7 @@ struct CheckpointLedger: Sendable {
     /// Request `tag`'s final outcome (never a deferral). False for a tag of no open batch.
     @discardableResult
     mutating func record(tag: UInt64, outcome: DeliveryOutcome, provider: Provider?) -> Bool {
-        var low = 0
-        var high = open.count
-        while low < high {
-            let mid = (low + high) / 2
-            if open[mid].firstTag <= tag { low = mid + 1 } else { high = mid }
-        }
-        guard low > 0 else { return false }
-        let i = low - 1
-        guard tag &- open[i].firstTag < open[i].count, open[i].outstanding > 0 else { return false }
+        guard let i = open.index(holding: tag), open[i].outstanding > 0 else { return false }
         open[i].tally.record(outcome, provider: provider)
         if outcome.kind == .unsent { open[i].blocked = true }
         open[i].outstanding -= 1

@@ -218,3 +218,21 @@ struct ResumeRecordsTests {
         #expect(records.neverAttempted == [DeviceKey(line: 20, device: 0)])
     }
 }
+
+@Suite("Checkpoint journal: numbers no run could reach")
+struct CheckpointJournalBoundsTests {
+    /// A journal edited by hand with its digest recomputed (it is a file in a folder anyone with
+    /// access can change): a count near Int.max would trap when the resumed run adds to it.
+    @Test(arguments: ["9223372036854775807", "281474976710657", "-1", "1.5", "1e300"])
+    func aCountNoRunCouldReachIsRefused(count: String) throws {
+        let scratch = try Scratch()
+        try CheckpointJournalTests.sample().write(to: scratch.path, sync: false)
+        let text = try String(contentsOfFile: scratch.file(CheckpointJournal.fileName), encoding: .utf8)
+        let start = try #require(text.range(of: #""journal":"#)).upperBound
+        let body = String(text[start...].dropLast(2)).replacingOccurrences(of: #""lines":120"#, with: #""lines":\#(count)"#)
+        #expect(body.contains(count))
+        let forged = #"{"version":1,"sha256":""# + CheckpointJournal.digest(Data(body.utf8)) + #"","journal":"# + body + "}\n"
+        let error = try #require(throws: CheckpointError.self) { try CheckpointJournal.decode(Array(forged.utf8), path: "p") }
+        #expect(error.description.contains("damaged"))
+    }
+}
