@@ -37,7 +37,6 @@ final class RunCheckpointer {
     let plan: CheckpointPlan
     private var journal: CheckpointJournal
     private var lastDurable = ContinuousClock.now
-    private(set) var written = 0
     private(set) var failure: CheckpointError?
 
     init(plan: CheckpointPlan) {
@@ -47,9 +46,6 @@ final class RunCheckpointer {
 
     /// A durable checkpoint is due (`plan.interval` since the last).
     var due: Bool { ContinuousClock.now - lastDurable >= plan.interval }
-
-    /// The horizons the last journal recorded, per provider.
-    var horizons: [Provider: Int] { journal.horizonLines }
 
     /// Replaces the journal. `sync`: the caller fsynced the files it names; the journal is
     /// fsynced too. Once writing failed, it stays failed (the run goes on; a resume would
@@ -64,7 +60,6 @@ final class RunCheckpointer {
         journal.writtenAt = ISO8601DateFormatter().string(from: Date())
         do throws(CheckpointError) {
             try journal.write(to: plan.folder, sync: sync)
-            written += 1
             if sync { lastDurable = .now }
         } catch {
             failure = error

@@ -102,10 +102,14 @@ public struct CampaignRun: Sendable {
     /// room for every stream plus the queue that keeps them busy, so the window never throttles
     /// a lane.
     public static func defaultDuplicateWindow(_ configurations: [ProviderSendConfiguration]) -> Int {
+        // Saturating: the schema bounds connections and streams, but a window is never worth
+        // trapping over.
+        let cap = duplicateWindowRange.upperBound
         let wire = configurations.reduce(0) { total, c in
-            total + c.settings.connections.multipliedReportingOverflow(by: c.settings.streamsPerConnection).partialValue
+            let product = c.settings.connections.multipliedReportingOverflow(by: c.settings.streamsPerConnection)
+            return min(cap, total + (product.overflow ? cap : min(cap, max(0, product.partialValue))))
         }
-        return min(max(10_000, 4 * wire), duplicateWindowRange.upperBound)
+        return min(max(10_000, 4 * wire), cap)
     }
 
     /// How a sending run gets a provider's lane: from its configuration and the campaign's routes.

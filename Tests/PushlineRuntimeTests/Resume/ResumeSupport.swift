@@ -55,3 +55,13 @@ func resultLineCount(_ folder: String, _ name: String) -> Int {
     else { return 0 }
     return data.reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
 }
+
+/// Some results file of the folder holds more bytes than its checkpoint accounts for: a kill now
+/// lands between checkpoints.
+func filesPastCheckpoint(_ folder: String) -> Bool {
+    guard let journal = try? CheckpointJournal.read(from: folder) else { return false }
+    return journal.files.contains { mark in
+        let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + mark.temporaryName)[.size] as? Int) ?? 0
+        return size > mark.bytes
+    }
+}
