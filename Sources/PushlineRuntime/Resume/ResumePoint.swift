@@ -60,6 +60,12 @@ public struct ResumePoint: Sendable {
             throw ResumeRefusal("cannot resume: the checkpoint's clock is \(journal.clock) and this run's is \(clock) (leave out --now, or pass the checkpoint's)")
         }
         let manager = FileManager.default
+        // A run killed while it replaced the journal leaves the new one under a temporary name:
+        // never read (the journal in place is the one that counts), so it is removed.
+        for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? []
+        where name.hasPrefix(CheckpointJournal.fileName + ".") && name.hasSuffix(".tmp") {
+            try? manager.removeItem(atPath: folder + "/" + name)
+        }
         for file in journal.files {
             let temporary = folder + "/" + file.temporaryName
             let final = folder + "/" + file.name

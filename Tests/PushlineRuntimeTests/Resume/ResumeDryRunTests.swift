@@ -141,9 +141,13 @@ struct ResumeRefusalTests {
             #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)
-        // The rightful resume still works after the refusals.
+        // The rightful resume still works after the refusals, and removes the journal a kill
+        // left half-replaced (its temporary file is never read).
+        let halfReplaced = folder + "/checkpoint.json.4242-abc.tmp"
+        try "{\"version\":1,".write(toFile: halfReplaced, atomically: false, encoding: .utf8)
         let resumed = try PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--resume"]))
         #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: halfReplaced))
     }
 
     @Test func resumeAndForceCannotBeCombined() throws {
