@@ -39,7 +39,12 @@ public struct SkipReason: Sendable, Equatable {
         self.code = code
         self.message = message
     }
+    /// Made once per platform: a campaign for one device type skips most devices of an audience.
     public static func notTargeted(_ platform: Platform) -> Self {
+        notTargetedByPlatform[platform.ordinal]
+    }
+
+    private static let notTargetedByPlatform: [SkipReason] = Platform.allCases.map { platform in
         .init("device_type_not_targeted", "device type '\(platform.rawValue)' is not in device_types")
     }
 }

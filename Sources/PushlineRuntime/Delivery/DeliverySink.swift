@@ -257,7 +257,7 @@ public actor DeliverySink: RequestSink {
         for helper in helpers { await helper.value }
 
         for lane in lanes {
-            state.delivery[lane.provider, default: ProviderDeliveryReport(provider: lane.provider)].lane = await lane.report()
+            state.attach(await lane.report(), of: lane.provider)
         }
         do throws(OutputFileError) {
             return try state.close()

@@ -27,6 +27,26 @@ public struct ProviderDeliveryReport: Sendable {
 
     public init(provider: Provider) { self.provider = provider }
 
+    /// Counts one sending outcome (written and rejected are not sending outcomes: not counted).
+    mutating func count(_ outcome: DeliveryOutcome) {
+        switch outcome.kind {
+        case .sent:
+            sent += 1
+            if outcome.possibleDuplicate { possibleDuplicates += 1 }
+        case .invalidToken:
+            invalidToken += 1
+        case .failed:
+            failed += 1
+            ReasonTally.add(1, to: outcome.reasonCode ?? "unknown", in: &failedByReason)
+        case .skipped:
+            skipped += 1
+        case .unsent:
+            unsent += 1
+        case .written, .rejected:
+            break
+        }
+    }
+
     /// Sent per second over the sending time (0 when no time passed).
     public var sentPerSecond: Double {
         let seconds = Double(sendingTime.components.seconds) + Double(sendingTime.components.attoseconds) / 1e18

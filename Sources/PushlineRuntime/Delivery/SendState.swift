@@ -49,8 +49,11 @@ final class SendState {
     private var handed: [Int]
     private var settledByLane: [Int]
     private var laneEnded: [Bool]
-    var delivery: [Provider: ProviderDeliveryReport] = [:]
-    private var firstHanded: [Provider: ContinuousClock.Instant] = [:]
+    /// Per provider, by `Provider.ordinal`: nil until the provider has a lane or an outcome.
+    /// An array mutated in place: a dictionary's `_modify` of a value this large allocates its
+    /// coroutine frame, twice per settled request.
+    private var delivery: [ProviderDeliveryReport?] = Array(repeating: nil, count: Provider.allCases.count)
+    private var firstHanded: [ContinuousClock.Instant?] = Array(repeating: nil, count: Provider.allCases.count)
     /// Tags no open batch knew: a lane settled a request twice or invented one.
     private(set) var unknownTags = 0
     /// Requests a lane never settled before its events ended.
@@ -113,7 +116,7 @@ final class SendState {
         handed = Array(repeating: 0, count: lanes.count)
         settledByLane = Array(repeating: 0, count: lanes.count)
         laneEnded = Array(repeating: false, count: lanes.count)
-        for provider in lanes { delivery[provider] = ProviderDeliveryReport(provider: provider) }
+        for provider in lanes { delivery[provider.ordinal] = ProviderDeliveryReport(provider: provider) }
         self.observer = observer
         latencyTimers = Provider.allCases.map { provider in observer?.metrics?.latencyTimer(provider) }
         let resumed = checkpoint?.resumed == true ? checkpoint?.journal : nil
@@ -178,8 +181,8 @@ final class SendState {
     func handed(lane: Int, count: Int) {
         handed[lane] += count
         let provider = laneProviders[lane]
-        delivery[provider]?.handed += count
-        if firstHanded[provider] == nil { firstHanded[provider] = .now }
+        delivery[provider.ordinal]?.handed += count
+        if firstHanded[provider.ordinal] == nil { firstHanded[provider.ordinal] = .now }
     }
 
     /// Requests the sink held back settle unsent: the run stopped before they reached a lane.
@@ -220,10 +223,10 @@ final class SendState {
                 let provider = provider(of: request) ?? settled.provider
                 record(request, provider: provider, outcome: settled.outcome)
                 if let latency = settled.latency {
-                    delivery[provider]?.latency.record(latency)
+                    delivery[provider.ordinal]?.latency.record(latency)
                     latencyTimers[provider.ordinal]?.recordNanoseconds(RunMetrics.nanoseconds(latency))
                 }
-                if let first = firstHanded[provider] { delivery[provider]?.sendingTime = ContinuousClock.now - first }
+                if let first = firstHanded[provider.ordinal] { delivery[provider.ordinal]?.sendingTime = ContinuousClock.now - first }
                 if deferred.remove(request.tag) != nil {
                     settlement.release(line: request.entry.line)
                 } else {
@@ -271,31 +274,23 @@ final class SendState {
         ledger.record(tag: request.tag, outcome: outcome, provider: provider)
         guard writeLine else { return }
         guard let provider else { return }
-        var report = delivery[provider] ?? ProviderDeliveryReport(provider: provider)
+        if delivery[provider.ordinal] == nil { delivery[provider.ordinal] = ProviderDeliveryReport(provider: provider) }
+        delivery[provider.ordinal]!.count(outcome)
         switch outcome.kind {
         case .sent:
-            report.sent += 1
-            if outcome.possibleDuplicate { report.possibleDuplicates += 1 }
             ResultLines.sent(request, provider: provider, outcome: outcome, into: &sent.buffer)
         case .invalidToken:
-            report.invalidToken += 1
             let route = request.entry.route.index
             let platform = route < routePlatform.count ? routePlatform[route] : ""
             ResultLines.invalidToken(request, provider: provider, platform: platform, outcome: outcome, into: &invalidTokens.buffer)
         case .failed:
-            report.failed += 1
-            ReasonTally.add(1, to: outcome.reasonCode ?? "unknown", in: &report.failedByReason)
             ResultLines.failed(request, provider: provider, outcome: outcome, into: &failed.buffer)
-        case .skipped:
-            report.skipped += 1
         case .unsent:
-            report.unsent += 1
             ResultLines.unsent(request, provider: provider, outcome: outcome, into: &unsent.buffer)
-        case .written, .rejected:
-            // Not a sending outcome: counted, no result line (a lane does not produce these).
+        case .skipped, .written, .rejected:
+            // No result line (a lane produces neither written nor rejected).
             break
         }
-        delivery[provider] = report
     }
 
     // MARK: Checkpoints
@@ -412,6 +407,12 @@ final class SendState {
     var retrying: Int { deferred.count }
 
     /// Closes the files (renamed into place) and returns the sink's report.
+    /// A lane's own account, for the provider's report.
+    func attach(_ lane: LaneReport, of provider: Provider) {
+        if delivery[provider.ordinal] == nil { delivery[provider.ordinal] = ProviderDeliveryReport(provider: provider) }
+        delivery[provider.ordinal]!.lane = lane
+    }
+
     func close() throws(OutputFileError) -> SinkReport {
         // The last checkpoint, before the files take their final names: a stopped run resumes
         // from it (a finished one's is marked complete after the summary).
@@ -424,7 +425,7 @@ final class SendState {
         }
         report.files.sort { $0.name < $1.name }
         report.counts = counts
-        report.delivery = delivery.values.sorted { $0.provider < $1.provider }
+        report.delivery = delivery.compactMap { $0 }
         report.unknownTags = unknownTags
         report.lostRequests = lostRequests
         report.lanesEndedEarly = lanesEndedEarly
