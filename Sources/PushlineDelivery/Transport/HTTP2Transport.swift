@@ -187,11 +187,28 @@ public final class HTTP2Transport: Sendable {
 
     /// What the transport refuses to hand curl: also run by a hosted loop on what its host starts.
     static func check(_ request: TransportRequest) throws(TransportError) {
-        guard request.url.utf8.count <= 8192, !request.url.utf8.contains(0) else {
-            throw TransportError.invalidRequest("the URL is longer than 8192 bytes or holds NUL")
+        guard request.urlByteCount <= TransferSlot.maxURLBytes, !Self.holdsControl(request.urlPrefix.utf8),
+              !Self.holdsControl(request.urlSuffix.utf8), !Self.holdsControl(request.urlTarget)
+        else {
+            throw TransportError.invalidRequest("the URL is longer than \(TransferSlot.maxURLBytes) bytes or holds CR, LF or NUL")
         }
-        for line in request.headerLines where line.utf8.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) {
-            throw TransportError.invalidRequest("a header line holds CR, LF or NUL")
+        // Shared lines were checked once, when they were made.
+        if let problem = request.headers.problem ?? request.lastHeaders?.problem {
+            throw TransportError.invalidRequest(problem)
+        }
+        var lines = request.headers.count &+ (request.lastHeaders?.count ?? 0)
+        var itemBytes = 0
+        var itemsValid = true
+        request.forEachHeaderItem { name, value in
+            lines &+= 1
+            itemBytes &+= name.utf8.count &+ 2 &+ value.count &+ 1
+            if Self.holdsControl(value) { itemsValid = false }
+        }
+        guard itemsValid else { throw TransportError.invalidRequest("a header line holds CR, LF or NUL") }
+        guard lines <= TransferSlot.maxHeaderLines, itemBytes <= TransferSlot.maxHeaderItemBytes else {
+            throw TransportError.invalidRequest(
+                "more than \(TransferSlot.maxHeaderLines) header lines or \(TransferSlot.maxHeaderItemBytes) bytes of per-request headers"
+            )
         }
         guard request.timeoutMilliseconds >= 0, request.timeoutMilliseconds <= 86_400_000 else {
             throw TransportError.invalidRequest("timeout must be 0...86400000 ms, got \(request.timeoutMilliseconds)")
@@ -199,6 +216,11 @@ public final class HTTP2Transport: Sendable {
         guard request.method != .get || request.body.isEmpty else {
             throw TransportError.invalidRequest("a GET request carries no body")
         }
+    }
+
+    /// Whether `bytes` hold NUL, CR or LF: what would end or split a C string or a header line.
+    private static func holdsControl<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
+        bytes.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
     }
 }
 

@@ -37,6 +37,7 @@ final class TransferLoop: @unchecked Sendable {
     private let limits: SlotLimits
     private let trustAnchors: TrustAnchors?
     private let caBundle: CABundleChoice
+    private let proxyEnvironment = ProxyEnvironment()
     private var slots: [TransferSlot] = []
     private var freeSlots: [TransferSlot] = []
     /// Slots whose transfer is in curl's hands, for cancellation.
@@ -386,6 +387,8 @@ final class TransferLoop: @unchecked Sendable {
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
         ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK
+        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROXY, proxyEnvironment.proxy) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, proxyEnvironment.noProxy) == CURLE_OK
         if let path = caBundle.caInfo {
             ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, path) == CURLE_OK
         }
@@ -406,7 +409,8 @@ final class TransferLoop: @unchecked Sendable {
     /// The per-request options; the body is passed without a copy.
     private func configure(_ slot: TransferSlot, for request: TransportRequest) -> CURLcode {
         let easy = slot.easy
-        var code = request.url.withCString { ccurl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+        guard let url = slot.joinURL(of: request) else { return CURLE_URL_MALFORMAT }
+        var code = ccurl_easy_setopt_string(easy, CURLOPT_URL, url)
         guard code == CURLE_OK else { return code }
         if request.method == .get {
             code = ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil)
@@ -425,16 +429,9 @@ final class TransferLoop: @unchecked Sendable {
             }
         }
         guard code == CURLE_OK else { return code }
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in request.headerLines {
-            guard let appended = curl_slist_append(list, line) else {
-                if let list { curl_slist_free_all(list) }
-                return CURLE_OUT_OF_MEMORY
-            }
-            list = appended
-        }
-        slot.headerList = list
-        code = ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
+        let headers = slot.linkHeaders(of: request)
+        guard headers.fits else { return CURLE_BAD_FUNCTION_ARGUMENT }
+        code = ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headers.list)
         guard code == CURLE_OK else { return code }
         code = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
         return code

@@ -9,7 +9,19 @@ final class TransferSlot {
     var easy: UnsafeMutableRawPointer
     /// The request being sent: keeps `bodyOwner` (the body's memory) alive until completion.
     var request: TransportRequest?
-    var headerList: UnsafeMutablePointer<curl_slist>?
+
+    /// The longest URL a request may have (`HTTP2Transport.check`).
+    static let maxURLBytes = 8192
+    /// The most header lines a request may carry, and bytes of its per-request lines.
+    static let maxHeaderLines = 64
+    static let maxHeaderItemBytes = 8192
+
+    /// Where the request's URL is joined (libcurl copies it when it is set).
+    private let urlBuffer: UnsafeMutablePointer<CChar>
+    /// The request's header list: nodes linked anew per request, pointing at shared lines and at
+    /// `itemBuffer`, which holds the per-request lines. libcurl reads them during the transfer.
+    private let headerNodes: UnsafeMutablePointer<curl_slist>
+    private let itemBuffer: UnsafeMutablePointer<CChar>
 
     var body: [UInt8] = []
     var bodyTruncated = false
@@ -39,10 +51,83 @@ final class TransferSlot {
         headerValues = Array(repeating: nil, count: limits.capturedNames.count)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        urlBuffer = .allocate(capacity: Self.maxURLBytes + 1)
+        headerNodes = .allocate(capacity: Self.maxHeaderLines)
+        headerNodes.initialize(repeating: curl_slist(data: nil, next: nil), count: Self.maxHeaderLines)
+        itemBuffer = .allocate(capacity: Self.maxHeaderItemBytes)
     }
 
     /// Runs after `curl_easy_cleanup` of the handle (the loop frees handles before slots).
-    deinit { errorBuffer.deallocate() }
+    deinit {
+        errorBuffer.deallocate()
+        urlBuffer.deallocate()
+        headerNodes.deallocate()
+        itemBuffer.deallocate()
+    }
+
+    // MARK: - The request's URL and header list, without allocating
+
+    /// `request`'s URL as a C string in this slot's buffer (until the next call); nil when it
+    /// is too long (`HTTP2Transport.check` refuses such a request first).
+    func joinURL(of request: TransportRequest) -> UnsafeMutablePointer<CChar>? {
+        guard request.urlByteCount <= Self.maxURLBytes else { return nil }
+        var position = 0
+        func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+            for byte in bytes {
+                urlBuffer[position] = CChar(bitPattern: byte)
+                position &+= 1
+            }
+        }
+        append(request.urlPrefix.utf8)
+        append(request.urlTarget)
+        append(request.urlSuffix.utf8)
+        urlBuffer[position] = 0
+        return urlBuffer
+    }
+
+    /// `request`'s header lines as a curl list in this slot's storage (valid until the next
+    /// call, while the request's shared lines live); nil when there are none, or when they do
+    /// not fit (`HTTP2Transport.check` refuses such a request first: `fits` is then false).
+    func linkHeaders(of request: TransportRequest) -> (list: UnsafeMutablePointer<curl_slist>?, fits: Bool) {
+        var count = 0
+        var fits = true
+        func link(_ line: UnsafeMutablePointer<CChar>) {
+            guard count < Self.maxHeaderLines else {
+                fits = false
+                return
+            }
+            headerNodes[count] = curl_slist(data: line, next: nil)
+            if count > 0 { headerNodes[count - 1].next = headerNodes + count }
+            count += 1
+        }
+        for index in 0..<request.headers.count { link(request.headers.cString(at: index)) }
+        var used = 0
+        request.forEachHeaderItem { name, value in
+            let length = name.utf8.count &+ 2 &+ value.count
+            guard fits, Self.maxHeaderItemBytes &- used > length else {
+                fits = false
+                return
+            }
+            let line = itemBuffer + used
+            var position = used
+            func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+                for byte in bytes {
+                    itemBuffer[position] = CChar(bitPattern: byte)
+                    position &+= 1
+                }
+            }
+            append(name.utf8)
+            append(": ".utf8)
+            append(value)
+            itemBuffer[position] = 0
+            used = position &+ 1
+            link(line)
+        }
+        if let last = request.lastHeaders {
+            for index in 0..<last.count { link(last.cString(at: index)) }
+        }
+        return (count == 0 ? nil : headerNodes, fits)
+    }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
@@ -63,11 +148,11 @@ final class TransferSlot {
         }
     }
 
-    /// Lets go of the request (and its body owner) and its header list.
+    /// Lets go of the request (its body owner and shared header lines). The handle keeps
+    /// pointers to this slot's list until the next request sets its own; it reads them only
+    /// during a transfer.
     func release() {
         request = nil
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = nil
     }
 
     // MARK: - Before each send

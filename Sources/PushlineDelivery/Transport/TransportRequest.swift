@@ -1,23 +1,38 @@
+import PushlineCore
+
 /// One HTTP/2 request as the transport sends it. It knows no provider: the sender builds the URL,
 /// the header lines and the body.
 ///
-/// The body is not copied: `body` points into memory the caller keeps alive and unchanged until
-/// the request's completion arrives. `bodyOwner` is retained by the transport until then, so
-/// passing the object that owns the bytes (a batch's arena) is enough.
+/// Nothing per request is copied or allocated on the way to libcurl: the body, the URL's target
+/// and the per-request header items point into memory the caller keeps alive and unchanged until
+/// the request's completion arrives (`bodyOwner`, retained by the transport until then, so
+/// passing the object that owns the bytes, a batch's arena, is enough); the constant header
+/// lines are shared `TransportHeaderLines`, checked once; the transfer slot joins the URL and
+/// links the header list in storage of its own.
 public struct TransportRequest: @unchecked Sendable {
     /// The caller's id for this request; its completion carries it back.
     public var slot: UInt64
     public var method: TransportMethod
-    /// The full URL, `https://host[:port]/path`.
-    public var url: String
-    /// Header lines, `name: value` each, without CR or LF. Pass a `content-type`: libcurl
-    /// otherwise sends `application/x-www-form-urlencoded` with a body.
-    public var headerLines: [String]
+    /// The URL is `urlPrefix + urlTarget + urlSuffix`: `https://host[:port]/path` with the
+    /// target (a device token) in the path, or whole in `urlPrefix`.
+    var urlPrefix: String
+    var urlTarget: UnsafeRawBufferPointer
+    var urlSuffix: String
+    /// Sent first, in order.
+    var headers: TransportHeaderLines
+    /// A `RequestHeaderBlock` in `bodyOwner`'s bytes: its items that are HTTP headers
+    /// (`RequestHeaderID.httpName`) are sent after `headers`, the others are not sent.
+    var headerItems: UnsafeRawBufferPointer
+    /// Sent last (a credential's `authorization` line).
+    var lastHeaders: TransportHeaderLines?
     public var body: UnsafeRawBufferPointer
     public var bodyOwner: AnyObject?
     /// Time allowed for the whole transfer, connection included; 0 means none (not advised).
     public var timeoutMilliseconds: Int
 
+    /// A request whose URL and header lines are given whole. Header lines are `name: value`
+    /// each, without CR or LF. Pass a `content-type`: libcurl otherwise sends
+    /// `application/x-www-form-urlencoded` with a body.
     public init(
         slot: UInt64,
         method: TransportMethod = .post,
@@ -27,13 +42,101 @@ public struct TransportRequest: @unchecked Sendable {
         bodyOwner: AnyObject? = nil,
         timeoutMilliseconds: Int = 30_000
     ) {
+        self.init(
+            slot: slot, method: method, urlPrefix: url, urlTarget: UnsafeRawBufferPointer(start: nil, count: 0), urlSuffix: "",
+            headers: TransportHeaderLines(headerLines), headerItems: UnsafeRawBufferPointer(start: nil, count: 0), lastHeaders: nil,
+            body: body, bodyOwner: bodyOwner, timeoutMilliseconds: timeoutMilliseconds
+        )
+    }
+
+    /// A request made of shared parts and ranges of `bodyOwner`'s bytes (a lane's requests).
+    init(
+        slot: UInt64, method: TransportMethod, urlPrefix: String, urlTarget: UnsafeRawBufferPointer, urlSuffix: String,
+        headers: TransportHeaderLines, headerItems: UnsafeRawBufferPointer, lastHeaders: TransportHeaderLines?,
+        body: UnsafeRawBufferPointer, bodyOwner: AnyObject?, timeoutMilliseconds: Int
+    ) {
         self.slot = slot
         self.method = method
-        self.url = url
-        self.headerLines = headerLines
+        self.urlPrefix = urlPrefix
+        self.urlTarget = urlTarget
+        self.urlSuffix = urlSuffix
+        self.headers = headers
+        self.headerItems = headerItems
+        self.lastHeaders = lastHeaders
         self.body = body
         self.bodyOwner = bodyOwner
         self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    /// The full URL (for messages and tests; the transport joins it without a `String`).
+    public var url: String {
+        urlPrefix + String(decoding: urlTarget, as: UTF8.self) + urlSuffix
+    }
+
+    /// The URL's length in bytes.
+    var urlByteCount: Int {
+        urlPrefix.utf8.count &+ urlTarget.count &+ urlSuffix.utf8.count
+    }
+
+    /// Every header line in the order they are sent (for tests).
+    public var headerLines: [String] {
+        var lines = headers.lines
+        forEachHeaderItem { name, value in lines.append(name + ": " + String(decoding: value, as: UTF8.self)) }
+        if let lastHeaders { lines += lastHeaders.lines }
+        return lines
+    }
+
+    /// Calls `body` with each item of `headerItems` that is an HTTP header.
+    func forEachHeaderItem(_ body: (String, UnsafeRawBufferPointer) -> Void) {
+        guard !headerItems.isEmpty else { return }
+        RequestHeaderBlock.forEach(in: headerItems, block: ByteRange(0, headerItems.count) ?? .empty) { id, value in
+            guard let name = id.httpName else { return }
+            body(name, value)
+        }
+    }
+}
+
+/// Header lines as C strings, checked once: a route's constant lines or a credential's
+/// `authorization` line, shared by every request that carries them. libcurl reads a request's
+/// header list during its transfer without copying it, so the lines stay where they are.
+public final class TransportHeaderLines: @unchecked Sendable {
+    public let lines: [String]
+    /// Why no request may carry these lines; nil when they are fine.
+    let problem: String?
+    /// Every line, each NUL-terminated, one after the other. Never written after `init`.
+    private let storage: UnsafeMutablePointer<CChar>
+    private let starts: [Int]
+
+    public init(_ lines: [String]) {
+        self.lines = lines
+        var starts: [Int] = []
+        var total = 0
+        for line in lines {
+            starts.append(total)
+            total += line.utf8.count + 1
+        }
+        self.starts = starts
+        storage = .allocate(capacity: Swift.max(total, 1))
+        var problem: String?
+        for (index, line) in lines.enumerated() {
+            var position = starts[index]
+            for byte in line.utf8 {
+                if byte == 0 || byte == 0x0A || byte == 0x0D { problem = "a header line holds CR, LF or NUL" }
+                storage[position] = CChar(bitPattern: byte)
+                position += 1
+            }
+            storage[position] = 0
+        }
+        self.problem = problem
+    }
+
+    deinit { storage.deallocate() }
+
+    var count: Int { starts.count }
+
+    /// Line `index` as a C string; valid while this object lives.
+    func cString(at index: Int) -> UnsafeMutablePointer<CChar> {
+        storage + starts[index]
     }
 }
 

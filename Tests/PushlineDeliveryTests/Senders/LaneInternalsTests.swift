@@ -9,7 +9,7 @@ struct LaneInternalsTests {
 
     func build(_ request: OutgoingRequest, endpoint: String? = "https://127.0.0.1:8443", provider: Provider = .apns) -> LaneRoutes.Built {
         LaneRoutes(table: TestCampaign.routes, provider: provider, endpoint: endpoint)
-            .build(request, slot: 9, authorization: Self.auth, timeoutMilliseconds: 1234)
+            .build(request, slot: 9, authorization: TransportHeaderLines([Self.auth]), timeoutMilliseconds: 1234)
     }
 
     @Test("APNs: endpoint + /3/device/ + token; the route's headers, the collapse id, then authorization; the body uncopied")
@@ -62,7 +62,7 @@ struct LaneInternalsTests {
                              url: route.url, constantHeaders: [HTTPHeaderField("apns-topic", "a\r\nx-injected: 1")], dryRun: route.dryRun)
         table.add(route)
         let broken = LaneRoutes(table: table, provider: .apns, endpoint: nil)
-            .build(TestCampaign.requests(provider: .apns, tokens: ["abcd"])[0], slot: 1, authorization: Self.auth, timeoutMilliseconds: 1)
+            .build(TestCampaign.requests(provider: .apns, tokens: ["abcd"])[0], slot: 1, authorization: TransportHeaderLines([Self.auth]), timeoutMilliseconds: 1)
         guard case .unsendable(let brokenReason) = broken else { Issue.record("built"); return }
         #expect(brokenReason == "bad_header")
         // A route this lane does not serve, and one the table does not have.
@@ -72,6 +72,70 @@ struct LaneInternalsTests {
         other.entry.route = RouteID(77)
         guard case .unsendable(let missing) = build(other) else { Issue.record("built"); return }
         #expect(missing == "no_route")
+    }
+
+    @Test("a credential's authorization line is made once and shared by every request it signs")
+    func sharedAuthorization() throws {
+        var routes = LaneRoutes(table: TestCampaign.routes, provider: .apns, endpoint: nil)
+        let first = routes.authorizationLines("authorization: bearer a.b.c")
+        #expect(routes.authorizationLines("authorization: bearer a.b.c") === first)
+        let renewed = routes.authorizationLines("authorization: bearer d.e.f")
+        #expect(renewed !== first)
+        #expect(renewed.lines == ["authorization: bearer d.e.f"])
+        let requests = TestCampaign.requests(provider: .apns, tokens: ["abcd", "ef01"])
+        let built = requests.compactMap { request -> TransportRequest? in
+            guard case .request(let made) = routes.build(request, slot: 1, authorization: renewed, timeoutMilliseconds: 1) else { return nil }
+            return made
+        }
+        #expect(built.count == 2)
+        #expect(built[0].headers === built[1].headers, "the route's constant lines are one object")
+        #expect(built[0].lastHeaders === renewed && built[1].lastHeaders === renewed)
+        #expect(built.map(\.url) == ["https://api.push.apple.com/3/device/abcd", "https://api.push.apple.com/3/device/ef01"])
+    }
+
+    @Test("the transport refuses what the slot could not hand curl: control bytes anywhere, too many lines")
+    func transportCheck() {
+        let fine = TransportRequest(slot: 1, url: "https://h/p", headerLines: ["a: 1"])
+        #expect(throws: Never.self) { try HTTP2Transport.check(fine) }
+        let refused = [
+            TransportRequest(slot: 1, url: "https://h/p", headerLines: ["a: 1\r\nb: 2"]),
+            TransportRequest(slot: 1, url: "https://h/p\u{0}x"),
+            TransportRequest(slot: 1, url: "https://h/p\nx"),
+            TransportRequest(slot: 1, url: "https://h/" + String(repeating: "p", count: 8192)),
+            TransportRequest(slot: 1, url: "https://h/p", headerLines: (0...64).map { "h\($0): v" }),
+        ]
+        for request in refused {
+            #expect(throws: TransportError.self) { try HTTP2Transport.check(request) }
+        }
+        // A header item (the collapse id) holding CR is refused although the lane checks it too.
+        let request = TestCampaign.requests(provider: .apns, tokens: ["abcd"], collapseID: "ok")[0]
+        var routes = LaneRoutes(table: TestCampaign.routes, provider: .apns, endpoint: nil)
+        guard case .request(var built) = routes.build(request, slot: 1, authorization: routes.authorizationLines(Self.auth), timeoutMilliseconds: 1)
+        else { Issue.record("not built"); return }
+        #expect(throws: Never.self) { try HTTP2Transport.check(built) }
+        let bad: [UInt8] = [RequestHeaderID.apnsCollapseID.rawValue, 3, 0, 0x61, 0x0D, 0x62]
+        bad.withUnsafeBytes { bytes in
+            built.headerItems = bytes
+            #expect(throws: TransportError.self) { try HTTP2Transport.check(built) }
+            // A truncated item (only from a corrupted arena) ends the walk: it is not sent.
+            built.headerItems = UnsafeRawBufferPointer(rebasing: bytes[0..<3])
+            #expect(throws: Never.self) { try HTTP2Transport.check(built) }
+            #expect(!built.headerLines.contains { $0.hasPrefix("apns-collapse-id") })
+        }
+    }
+
+    @Test("proxy settings are read from the environment as libcurl reads them, once")
+    func proxyEnvironment() {
+        #expect(ProxyEnvironment(environment: [:]) == ProxyEnvironment(environment: ["http_proxy": "http://p:1"]))
+        let none = ProxyEnvironment(environment: [:])
+        #expect(none.proxy == "" && none.noProxy == "")
+        let https = ProxyEnvironment(environment: ["HTTPS_PROXY": "http://upper:1", "all_proxy": "http://all:1", "NO_PROXY": "*"])
+        #expect(https.proxy == "http://upper:1" && https.noProxy == "*")
+        let lower = ProxyEnvironment(environment: ["https_proxy": "http://lower:1", "HTTPS_PROXY": "http://upper:1", "no_proxy": "a", "NO_PROXY": "b"])
+        #expect(lower.proxy == "http://lower:1" && lower.noProxy == "a")
+        #expect(ProxyEnvironment(environment: ["ALL_PROXY": "socks5://s:1"]).proxy == "socks5://s:1")
+        // Present but empty: no proxy, and the lookup stops there (as in libcurl).
+        #expect(ProxyEnvironment(environment: ["https_proxy": "", "all_proxy": "http://all:1"]).proxy == "")
     }
 
     @Test("the endpoint check: an https origin and nothing more")

@@ -9,7 +9,8 @@ struct LaneRoutes: Sendable {
         /// `origin + pathBeforeTarget`.
         var prefix: String
         var suffix: String
-        var headerLines: [String]
+        /// The route's constant lines, checked and made C strings once for all its requests.
+        var headers: TransportHeaderLines
         /// The URL or a constant header holds CR, LF or NUL, or the URL is too long: the
         /// transport would refuse every batch holding one of its requests, so none is built.
         var isMalformed: Bool
@@ -17,12 +18,14 @@ struct LaneRoutes: Sendable {
 
     /// Indexed by `RouteID`; nil for routes of other providers.
     private let routes: [Route?]
+    /// The last credential's `authorization` line, made once for all the requests it signs.
+    private var authorization: TransportHeaderLines?
 
     /// What the transport accepts: a URL of at most 8192 bytes (a target of at most 4096 is
     /// added), no CR, LF or NUL in it or in a header line.
-    private static func malformed(prefix: String, suffix: String, headerLines: [String]) -> Bool {
+    private static func malformed(prefix: String, suffix: String, headers: TransportHeaderLines) -> Bool {
         func bad(_ text: String) -> Bool { text.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D } }
-        return prefix.utf8.count + suffix.utf8.count > 4096 || bad(prefix) || bad(suffix) || headerLines.contains(where: bad)
+        return prefix.utf8.count + suffix.utf8.count > 4096 || bad(prefix) || bad(suffix) || headers.problem != nil
     }
 
     /// `endpoint` replaces every route's origin when set (already checked: `https://host[:port]`).
@@ -31,9 +34,10 @@ struct LaneRoutes: Sendable {
             guard route.provider == provider else { return nil }
             let origin = endpoint ?? route.url.origin
             let prefix = origin + route.url.pathBeforeTarget
+            let headers = TransportHeaderLines(route.constantHeaderLines)
             return Route(
-                shape: route.url.shape, prefix: prefix, suffix: route.url.pathAfterTarget, headerLines: route.constantHeaderLines,
-                isMalformed: Self.malformed(prefix: prefix, suffix: route.url.pathAfterTarget, headerLines: route.constantHeaderLines)
+                shape: route.url.shape, prefix: prefix, suffix: route.url.pathAfterTarget, headers: headers,
+                isMalformed: Self.malformed(prefix: prefix, suffix: route.url.pathAfterTarget, headers: headers)
             )
         }
     }
@@ -44,47 +48,49 @@ struct LaneRoutes: Sendable {
         case unsendable(reason: String)
     }
 
-    /// The transport request for `request`, with `authorization` as the last header line.
-    func build(_ request: OutgoingRequest, slot: UInt64, authorization: String, timeoutMilliseconds: Int) -> Built {
+    /// The shared `authorization` line for `line`: the last one made while the credential is
+    /// the same (one per credential, not one per request).
+    mutating func authorizationLines(_ line: String) -> TransportHeaderLines {
+        if let authorization, authorization.lines.first == line { return authorization }
+        let made = TransportHeaderLines([line])
+        authorization = made
+        return made
+    }
+
+    /// The transport request for `request`, with `authorization` as the last header line. Its
+    /// URL, target and header items point into `request.bytes`; nothing is copied.
+    func build(_ request: OutgoingRequest, slot: UInt64, authorization: TransportHeaderLines, timeoutMilliseconds: Int) -> Built {
         let entry = request.entry
         guard entry.route.index < routes.count, let route = routes[entry.route.index] else {
             return .unsendable(reason: LaneFailureReason.noRoute)
         }
         guard !route.isMalformed else { return .unsendable(reason: LaneFailureReason.badHeader) }
         let bytes = request.bytes
-        var url: String
+        var target = UnsafeRawBufferPointer(start: nil, count: 0)
         switch route.shape {
         case .fixed:
-            url = route.prefix
+            break
         case .targetInPath:
-            let target = bytes[entry.target]
+            target = bytes[entry.target]
             guard !target.isEmpty, target.count <= 4096, target.allSatisfy(Self.isPathSafe) else {
                 return .unsendable(reason: LaneFailureReason.badTarget)
             }
-            url = route.prefix
-            url.reserveCapacity(route.prefix.utf8.count + target.count + route.suffix.utf8.count)
-            url += String(decoding: target, as: UTF8.self)
-            url += route.suffix
         case .target:
             // Web Push only; no lane of this module sends it.
             return .unsendable(reason: LaneFailureReason.noRoute)
         }
-        var headerLines = route.headerLines
+        let items = entry.headers.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : bytes[entry.headers]
         var headersValid = true
-        if !entry.headers.isEmpty {
-            RequestHeaderBlock.forEach(in: bytes.bytes, block: entry.headers) { id, value in
-                guard let name = id.httpName else { return }
-                guard !value.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
-                    headersValid = false
-                    return
-                }
-                headerLines.append(name + ": " + String(decoding: value, as: UTF8.self))
+        if !items.isEmpty {
+            RequestHeaderBlock.forEach(in: items, block: ByteRange(0, items.count) ?? .empty) { id, value in
+                guard id.httpName != nil else { return }
+                if value.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) { headersValid = false }
             }
         }
-        guard headersValid else { return .unsendable(reason: LaneFailureReason.badHeader) }
-        headerLines.append(authorization)
+        guard headersValid, authorization.problem == nil else { return .unsendable(reason: LaneFailureReason.badHeader) }
         return .request(TransportRequest(
-            slot: slot, method: .post, url: url, headerLines: headerLines,
+            slot: slot, method: .post, urlPrefix: route.prefix, urlTarget: target, urlSuffix: route.suffix,
+            headers: route.headers, headerItems: items, lastHeaders: authorization,
             body: bytes[entry.body], bodyOwner: bytes, timeoutMilliseconds: timeoutMilliseconds
         ))
     }

@@ -106,7 +106,7 @@ struct LaneStateMachine {
 
     let provider: Provider
     private let retryPolicy: RetryPolicy
-    private let routes: LaneRoutes
+    private var routes: LaneRoutes
     private let timeoutMilliseconds: Int
     /// Who the provider refuses (key and team, or service account), for stop messages.
     private let identity: String
@@ -525,7 +525,7 @@ struct LaneStateMachine {
     /// Takes what the limits allow from the due retries and the queue and builds their
     /// transfers with `credential`.
     private mutating func dispatch(with credential: LaneCredential, now: DeliveryInstant, into actions: inout Actions) {
-        let authorization = credential.headerLine
+        let authorization = routes.authorizationLines(credential.headerLine)
         var started = 0
         while started < Self.maxBatch {
             if warming, limit.inFlight > 0 { break }
