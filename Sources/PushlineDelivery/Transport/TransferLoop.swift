@@ -386,6 +386,12 @@ final class TransferLoop: @unchecked Sendable {
         set(CURLOPT_SSL_VERIFYHOST, 2)
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
+        // Each handle keeps an upload buffer (64 KiB by default in 7.88) and a download buffer
+        // (16 KiB) for as long as it lives, and a lane keeps one handle per request in flight:
+        // 2,000 handles held 160 MiB. A push body is at most a few KiB and an answer is cut at
+        // `maxResponseBodyBytes`; larger ones go through in more than one piece.
+        set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferBytes)
+        set(CURLOPT_BUFFERSIZE, Self.downloadBufferBytes)
         ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK
         ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROXY, proxyEnvironment.proxy) == CURLE_OK
         ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, proxyEnvironment.noProxy) == CURLE_OK
@@ -405,6 +411,10 @@ final class TransferLoop: @unchecked Sendable {
         ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, slot.opaque) == CURLE_OK
         return ok
     }
+
+    /// libcurl 7.88's smallest upload buffer.
+    static let uploadBufferBytes = 16_384
+    static let downloadBufferBytes = 4_096
 
     /// The per-request options; the body is passed without a copy.
     private func configure(_ slot: TransferSlot, for request: TransportRequest) -> CURLcode {

@@ -17,11 +17,11 @@ final class TransferSlot {
     static let maxHeaderItemBytes = 8192
 
     /// Where the request's URL is joined (libcurl copies it when it is set).
-    private let urlBuffer: UnsafeMutablePointer<CChar>
+    private var urlBuffer = SlotStorage<CChar>(capacity: 256)
     /// The request's header list: nodes linked anew per request, pointing at shared lines and at
     /// `itemBuffer`, which holds the per-request lines. libcurl reads them during the transfer.
-    private let headerNodes: UnsafeMutablePointer<curl_slist>
-    private let itemBuffer: UnsafeMutablePointer<CChar>
+    private var headerNodes = SlotStorage<curl_slist>(capacity: 8)
+    private var itemBuffer = SlotStorage<CChar>(capacity: 1)
 
     var body: [UInt8] = []
     var bodyTruncated = false
@@ -51,10 +51,6 @@ final class TransferSlot {
         headerValues = Array(repeating: nil, count: limits.capturedNames.count)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        urlBuffer = .allocate(capacity: Self.maxURLBytes + 1)
-        headerNodes = .allocate(capacity: Self.maxHeaderLines)
-        headerNodes.initialize(repeating: curl_slist(data: nil, next: nil), count: Self.maxHeaderLines)
-        itemBuffer = .allocate(capacity: Self.maxHeaderItemBytes)
     }
 
     /// Runs after `curl_easy_cleanup` of the handle (the loop frees handles before slots).
@@ -70,63 +66,71 @@ final class TransferSlot {
     /// `request`'s URL as a C string in this slot's buffer (until the next call); nil when it
     /// is too long (`HTTP2Transport.check` refuses such a request first).
     func joinURL(of request: TransportRequest) -> UnsafeMutablePointer<CChar>? {
-        guard request.urlByteCount <= Self.maxURLBytes else { return nil }
+        let length = request.urlByteCount
+        guard length <= Self.maxURLBytes else { return nil }
+        urlBuffer.reserve(length + 1)
+        let buffer = urlBuffer.base
         var position = 0
         func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
             for byte in bytes {
-                urlBuffer[position] = CChar(bitPattern: byte)
+                buffer[position] = CChar(bitPattern: byte)
                 position &+= 1
             }
         }
         append(request.urlPrefix.utf8)
         append(request.urlTarget)
         append(request.urlSuffix.utf8)
-        urlBuffer[position] = 0
-        return urlBuffer
+        buffer[position] = 0
+        return buffer
     }
 
     /// `request`'s header lines as a curl list in this slot's storage (valid until the next
-    /// call, while the request's shared lines live); nil when there are none, or when they do
-    /// not fit (`HTTP2Transport.check` refuses such a request first: `fits` is then false).
+    /// call, while the request's shared lines live); nil when there are none. `fits` is false
+    /// when there are too many lines or bytes (`HTTP2Transport.check` refuses such a request
+    /// first).
     func linkHeaders(of request: TransportRequest) -> (list: UnsafeMutablePointer<curl_slist>?, fits: Bool) {
+        var itemLines = 0
+        var itemBytes = 0
+        request.forEachHeaderItem { name, value in
+            itemLines &+= 1
+            itemBytes &+= name.utf8.count &+ 2 &+ value.count &+ 1
+        }
+        let lines = request.headers.count &+ itemLines &+ (request.lastHeaders?.count ?? 0)
+        guard lines <= Self.maxHeaderLines, itemBytes <= Self.maxHeaderItemBytes else { return (nil, false) }
+        guard lines > 0 else { return (nil, true) }
+        // Resized only here, before the handle is given this request: libcurl reads the list
+        // during the transfer.
+        headerNodes.reserve(lines)
+        itemBuffer.reserve(itemBytes)
+        let nodes = headerNodes.base
+        let items = itemBuffer.base
         var count = 0
-        var fits = true
         func link(_ line: UnsafeMutablePointer<CChar>) {
-            guard count < Self.maxHeaderLines else {
-                fits = false
-                return
-            }
-            headerNodes[count] = curl_slist(data: line, next: nil)
-            if count > 0 { headerNodes[count - 1].next = headerNodes + count }
+            nodes[count] = curl_slist(data: line, next: nil)
+            if count > 0 { nodes[count - 1].next = nodes + count }
             count += 1
         }
         for index in 0..<request.headers.count { link(request.headers.cString(at: index)) }
         var used = 0
         request.forEachHeaderItem { name, value in
-            let length = name.utf8.count &+ 2 &+ value.count
-            guard fits, Self.maxHeaderItemBytes &- used > length else {
-                fits = false
-                return
-            }
-            let line = itemBuffer + used
-            var position = used
+            let line = items + used
             func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
                 for byte in bytes {
-                    itemBuffer[position] = CChar(bitPattern: byte)
-                    position &+= 1
+                    items[used] = CChar(bitPattern: byte)
+                    used &+= 1
                 }
             }
             append(name.utf8)
             append(": ".utf8)
             append(value)
-            itemBuffer[position] = 0
-            used = position &+ 1
+            items[used] = 0
+            used &+= 1
             link(line)
         }
         if let last = request.lastHeaders {
             for index in 0..<last.count { link(last.cString(at: index)) }
         }
-        return (count == 0 ? nil : headerNodes, fits)
+        return (nodes, true)
     }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -278,4 +282,27 @@ let transferSlotHeaderLine: curl_write_callback = { data, size, count, userdata 
     guard let data, total > 0 else { return total }
     TransferSlot.from(userdata).takeHeaderLine(UnsafeRawBufferPointer(start: data, count: total))
     return total
+}
+
+/// Storage a slot rewrites for each request: it grows to the largest request the slot has
+/// carried (a few hundred bytes for a push request, so a thousand slots stay small) and is never
+/// resized while libcurl reads it.
+struct SlotStorage<Element> {
+    private(set) var base: UnsafeMutablePointer<Element>
+    private(set) var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = Swift.max(capacity, 1)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    /// Room for `count` elements; what was stored is not kept.
+    mutating func reserve(_ count: Int) {
+        guard count > capacity else { return }
+        base.deallocate()
+        capacity = Swift.max(count, capacity &* 2)
+        base = .allocate(capacity: capacity)
+    }
+
+    func deallocate() { base.deallocate() }
 }
