@@ -61,6 +61,8 @@ public actor DeliverySink: RequestSink {
     /// How often what settled is handed to the kernel (the "at least every second" of a killed
     /// run's record).
     static let diskFlushInterval: Duration = .milliseconds(500)
+    /// Free heap goes back to the kernel every 2 s (`HeapTrim`).
+    static let ticksPerHeapTrim = 4
 
     /// `lanes`: one per provider (a second lane for the same provider is ignored).
     public init(
@@ -166,6 +168,7 @@ public actor DeliverySink: RequestSink {
         var lanesEnded = 0
         var cancelled = false
         var drained = false
+        var ticks = 0
         // The first journal, before any request reaches a lane. A resume keeps the horizon it
         // read: devices up to it that it has not sent yet are still possible duplicates.
         state.checkpoint(sync: true)
@@ -218,6 +221,8 @@ public actor DeliverySink: RequestSink {
             case .tick:
                 state.flushToDisk()
                 if state.checkpointDue { state.checkpoint(sync: true) }
+                ticks &+= 1
+                if ticks % Self.ticksPerHeapTrim == 0 { HeapTrim.releaseFreeMemory() }
             case .stop(let phase):
                 if !drained {
                     drained = true
