@@ -187,8 +187,8 @@ public final class HTTP2Transport: Sendable {
 
     /// What the transport refuses to hand curl: also run by a hosted loop on what its host starts.
     static func check(_ request: TransportRequest) throws(TransportError) {
-        guard request.urlByteCount <= TransferSlot.maxURLBytes, !Self.holdsControl(request.urlPrefix.utf8),
-              !Self.holdsControl(request.urlSuffix.utf8), !Self.holdsControl(request.urlTarget)
+        guard request.urlByteCount <= TransferSlot.maxURLBytes, !TransportHeaderLines.holdsControl(request.urlPrefix.utf8),
+              !TransportHeaderLines.holdsControl(request.urlSuffix.utf8), !TransportHeaderLines.holdsControl(request.urlTarget)
         else {
             throw TransportError.invalidRequest("the URL is longer than \(TransferSlot.maxURLBytes) bytes or holds CR, LF or NUL")
         }
@@ -196,16 +196,10 @@ public final class HTTP2Transport: Sendable {
         if let problem = request.headers.problem ?? request.lastHeaders?.problem {
             throw TransportError.invalidRequest(problem)
         }
-        var lines = request.headers.count &+ (request.lastHeaders?.count ?? 0)
-        var itemBytes = 0
-        var itemsValid = true
-        request.forEachHeaderItem { name, value in
-            lines &+= 1
-            itemBytes &+= name.utf8.count &+ 2 &+ value.count &+ 1
-            if Self.holdsControl(value) { itemsValid = false }
-        }
-        guard itemsValid else { throw TransportError.invalidRequest("a header line holds CR, LF or NUL") }
-        guard lines <= TransferSlot.maxHeaderLines, itemBytes <= TransferSlot.maxHeaderItemBytes else {
+        let items = request.headerItemsMeasure
+        guard !items.holdsControl else { throw TransportError.invalidRequest("a header line holds CR, LF or NUL") }
+        let lines = request.headers.count &+ items.lines &+ (request.lastHeaders?.count ?? 0)
+        guard lines <= TransferSlot.maxHeaderLines, items.bytes <= TransferSlot.maxHeaderItemBytes else {
             throw TransportError.invalidRequest(
                 "more than \(TransferSlot.maxHeaderLines) header lines or \(TransferSlot.maxHeaderItemBytes) bytes of per-request headers"
             )
@@ -216,11 +210,6 @@ public final class HTTP2Transport: Sendable {
         guard request.method != .get || request.body.isEmpty else {
             throw TransportError.invalidRequest("a GET request carries no body")
         }
-    }
-
-    /// Whether `bytes` hold NUL, CR or LF: what would end or split a C string or a header line.
-    private static func holdsControl<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
-        bytes.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
     }
 }
 

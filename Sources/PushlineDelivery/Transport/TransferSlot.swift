@@ -71,15 +71,9 @@ final class TransferSlot {
         urlBuffer.reserve(length + 1)
         let buffer = urlBuffer.base
         var position = 0
-        func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-            for byte in bytes {
-                buffer[position] = CChar(bitPattern: byte)
-                position &+= 1
-            }
-        }
-        append(request.urlPrefix.utf8)
-        append(request.urlTarget)
-        append(request.urlSuffix.utf8)
+        TransportHeaderLines.copy(request.urlPrefix.utf8, to: buffer, at: &position)
+        TransportHeaderLines.copy(request.urlTarget, to: buffer, at: &position)
+        TransportHeaderLines.copy(request.urlSuffix.utf8, to: buffer, at: &position)
         buffer[position] = 0
         return buffer
     }
@@ -89,19 +83,14 @@ final class TransferSlot {
     /// when there are too many lines or bytes (`HTTP2Transport.check` refuses such a request
     /// first).
     func linkHeaders(of request: TransportRequest) -> (list: UnsafeMutablePointer<curl_slist>?, fits: Bool) {
-        var itemLines = 0
-        var itemBytes = 0
-        request.forEachHeaderItem { name, value in
-            itemLines &+= 1
-            itemBytes &+= name.utf8.count &+ 2 &+ value.count &+ 1
-        }
-        let lines = request.headers.count &+ itemLines &+ (request.lastHeaders?.count ?? 0)
-        guard lines <= Self.maxHeaderLines, itemBytes <= Self.maxHeaderItemBytes else { return (nil, false) }
+        let measure = request.headerItemsMeasure
+        let lines = request.headers.count &+ measure.lines &+ (request.lastHeaders?.count ?? 0)
+        guard lines <= Self.maxHeaderLines, measure.bytes <= Self.maxHeaderItemBytes else { return (nil, false) }
         guard lines > 0 else { return (nil, true) }
         // Resized only here, before the handle is given this request: libcurl reads the list
         // during the transfer.
         headerNodes.reserve(lines)
-        itemBuffer.reserve(itemBytes)
+        itemBuffer.reserve(measure.bytes)
         let nodes = headerNodes.base
         let items = itemBuffer.base
         var count = 0
@@ -114,15 +103,9 @@ final class TransferSlot {
         var used = 0
         request.forEachHeaderItem { name, value in
             let line = items + used
-            func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-                for byte in bytes {
-                    items[used] = CChar(bitPattern: byte)
-                    used &+= 1
-                }
-            }
-            append(name.utf8)
-            append(": ".utf8)
-            append(value)
+            TransportHeaderLines.copy(name.utf8, to: items, at: &used)
+            TransportHeaderLines.copy(": ".utf8, to: items, at: &used)
+            TransportHeaderLines.copy(value, to: items, at: &used)
             items[used] = 0
             used &+= 1
             link(line)

@@ -86,6 +86,18 @@ public struct TransportRequest: @unchecked Sendable {
         return lines
     }
 
+    /// The header items that are sent: how many lines, the bytes they take as C strings, and
+    /// whether one holds CR, LF or NUL. What the check refuses and the slot sizes its storage by.
+    var headerItemsMeasure: (lines: Int, bytes: Int, holdsControl: Bool) {
+        var measure = (lines: 0, bytes: 0, holdsControl: false)
+        forEachHeaderItem { name, value in
+            measure.lines &+= 1
+            measure.bytes &+= name.utf8.count &+ 2 &+ value.count &+ 1
+            if TransportHeaderLines.holdsControl(value) { measure.holdsControl = true }
+        }
+        return measure
+    }
+
     /// Calls `body` with each item of `headerItems` that is an HTTP header.
     func forEachHeaderItem(_ body: (String, UnsafeRawBufferPointer) -> Void) {
         guard !headerItems.isEmpty else { return }
@@ -117,17 +129,12 @@ public final class TransportHeaderLines: @unchecked Sendable {
         }
         self.starts = starts
         storage = .allocate(capacity: Swift.max(total, 1))
-        var problem: String?
         for (index, line) in lines.enumerated() {
             var position = starts[index]
-            for byte in line.utf8 {
-                if byte == 0 || byte == 0x0A || byte == 0x0D { problem = "a header line holds CR, LF or NUL" }
-                storage[position] = CChar(bitPattern: byte)
-                position += 1
-            }
+            Self.copy(line.utf8, to: storage, at: &position)
             storage[position] = 0
         }
-        self.problem = problem
+        problem = lines.contains { Self.holdsControl($0.utf8) } ? "a header line holds CR, LF or NUL" : nil
     }
 
     deinit { storage.deallocate() }
@@ -137,6 +144,19 @@ public final class TransportHeaderLines: @unchecked Sendable {
     /// Line `index` as a C string; valid while this object lives.
     func cString(at index: Int) -> UnsafeMutablePointer<CChar> {
         storage + starts[index]
+    }
+
+    /// Whether `bytes` hold NUL, CR or LF: what would end a C string or split a header line.
+    static func holdsControl<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
+        bytes.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
+    }
+
+    /// Copies `bytes` to `buffer` from `position`, which it advances (the caller made the room).
+    static func copy<Bytes: Sequence<UInt8>>(_ bytes: Bytes, to buffer: UnsafeMutablePointer<CChar>, at position: inout Int) {
+        for byte in bytes {
+            buffer[position] = CChar(bitPattern: byte)
+            position &+= 1
+        }
     }
 }
 

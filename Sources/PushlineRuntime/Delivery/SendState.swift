@@ -274,8 +274,7 @@ final class SendState {
         ledger.record(tag: request.tag, outcome: outcome, provider: provider)
         guard writeLine else { return }
         guard let provider else { return }
-        if delivery[provider.ordinal] == nil { delivery[provider.ordinal] = ProviderDeliveryReport(provider: provider) }
-        delivery[provider.ordinal]!.count(outcome)
+        delivery[reportIndex(provider)]!.count(outcome)
         switch outcome.kind {
         case .sent:
             ResultLines.sent(request, provider: provider, outcome: outcome, into: &sent.buffer)
@@ -406,13 +405,18 @@ final class SendState {
     /// Requests waiting in a lane's retry queue.
     var retrying: Int { deferred.count }
 
-    /// Closes the files (renamed into place) and returns the sink's report.
     /// A lane's own account, for the provider's report.
     func attach(_ lane: LaneReport, of provider: Provider) {
-        if delivery[provider.ordinal] == nil { delivery[provider.ordinal] = ProviderDeliveryReport(provider: provider) }
-        delivery[provider.ordinal]!.lane = lane
+        delivery[reportIndex(provider)]!.lane = lane
     }
 
+    /// The index of `provider`'s report in `delivery`, made if it has none yet.
+    private func reportIndex(_ provider: Provider) -> Int {
+        if delivery[provider.ordinal] == nil { delivery[provider.ordinal] = ProviderDeliveryReport(provider: provider) }
+        return provider.ordinal
+    }
+
+    /// Closes the files (renamed into place) and returns the sink's report.
     func close() throws(OutputFileError) -> SinkReport {
         // The last checkpoint, before the files take their final names: a stopped run resumes
         // from it (a finished one's is marked complete after the summary).

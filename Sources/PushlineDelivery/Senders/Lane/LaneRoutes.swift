@@ -24,8 +24,8 @@ struct LaneRoutes: Sendable {
     /// What the transport accepts: a URL of at most 8192 bytes (a target of at most 4096 is
     /// added), no CR, LF or NUL in it or in a header line.
     private static func malformed(prefix: String, suffix: String, headers: TransportHeaderLines) -> Bool {
-        func bad(_ text: String) -> Bool { text.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D } }
-        return prefix.utf8.count + suffix.utf8.count > 4096 || bad(prefix) || bad(suffix) || headers.problem != nil
+        prefix.utf8.count + suffix.utf8.count > 4096 || TransportHeaderLines.holdsControl(prefix.utf8)
+            || TransportHeaderLines.holdsControl(suffix.utf8) || headers.problem != nil
     }
 
     /// `endpoint` replaces every route's origin when set (already checked: `https://host[:port]`).
@@ -80,19 +80,15 @@ struct LaneRoutes: Sendable {
             return .unsendable(reason: LaneFailureReason.noRoute)
         }
         let items = entry.headers.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : bytes[entry.headers]
-        var headersValid = true
-        if !items.isEmpty {
-            RequestHeaderBlock.forEach(in: items, block: ByteRange(0, items.count) ?? .empty) { id, value in
-                guard id.httpName != nil else { return }
-                if value.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) { headersValid = false }
-            }
-        }
-        guard headersValid, authorization.problem == nil else { return .unsendable(reason: LaneFailureReason.badHeader) }
-        return .request(TransportRequest(
+        let built = TransportRequest(
             slot: slot, method: .post, urlPrefix: route.prefix, urlTarget: target, urlSuffix: route.suffix,
             headers: route.headers, headerItems: items, lastHeaders: authorization,
             body: bytes[entry.body], bodyOwner: bytes, timeoutMilliseconds: timeoutMilliseconds
-        ))
+        )
+        guard authorization.problem == nil, items.isEmpty || !built.headerItemsMeasure.holdsControl else {
+            return .unsendable(reason: LaneFailureReason.badHeader)
+        }
+        return .request(built)
     }
 
     /// RFC 3986 unreserved characters: a target that needs no escaping in a path (APNs tokens
