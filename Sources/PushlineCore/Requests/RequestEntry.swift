@@ -41,6 +41,9 @@ public struct RequestFlags: OptionSet, Sendable, Hashable {
 
     /// `on_oversize: truncate` shortened the text to fit (`"truncated": true` in the dry run).
     public static let truncated = RequestFlags(rawValue: 1 << 0)
+    /// A Web Push message that could not be encrypted for its subscription (a `p256dh` that is
+    /// not a P-256 point): its body is empty and the sender settles it without sending.
+    public static let unsealed = RequestFlags(rawValue: 1 << 1)
 }
 
 /// One request of an encoded batch: where it came from, which route it takes, and where its

@@ -21,6 +21,13 @@ public struct RequestIndex: Sendable {
         entries.append(entry)
     }
 
+    /// Points request `i`'s body at `body` (bytes appended to the arena: a Web Push message
+    /// encrypted after encoding) and adds `flags`.
+    public mutating func replaceBody(of i: Int, with body: ByteRange, adding flags: RequestFlags = []) {
+        entries[i].body = body
+        entries[i].flags.formUnion(flags)
+    }
+
     /// Makes room for `requests` more entries and `bytes` more arena bytes.
     public mutating func reserve(requests: Int, bytes: Int) {
         entries.reserveCapacity(entries.count &+ requests)

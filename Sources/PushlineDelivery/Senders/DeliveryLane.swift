@@ -78,11 +78,20 @@ public struct SenderSettings: Sendable {
     /// Transfer threads (libcurl multi handles), each with its share of `connections` and `rate`:
     /// one thread's curl loop caps what one provider can send; more cores send more.
     public var transferThreads: Int
+    /// Web Push: connections, streams and rate above are per push service origin, and a run
+    /// reaches at most this many push services.
+    public var pushServices: Int
+    /// Web Push: send to endpoints whose host is private, loopback or link-local (tests, an
+    /// emulator, an on-premises push service). Off: such endpoints are refused unsent.
+    public var allowPrivateEndpoints: Bool
 
     public init(
         endpoint: String? = nil, caFile: String? = nil, connections: Int, streamsPerConnection: Int, rate: SendRate,
-        requestTimeout: Duration = .seconds(30), retry: RetryPolicy, transferThreads: Int = 1
+        requestTimeout: Duration = .seconds(30), retry: RetryPolicy, transferThreads: Int = 1,
+        pushServices: Int = 16, allowPrivateEndpoints: Bool = false
     ) {
+        self.pushServices = pushServices
+        self.allowPrivateEndpoints = allowPrivateEndpoints
         self.endpoint = endpoint
         self.caFile = caFile
         self.connections = connections
@@ -98,6 +107,8 @@ public struct SenderSettings: Sendable {
 public enum ProviderCredentials: Sendable {
     case apns(APNsSigningKey)
     case fcm(FCMServiceAccount)
+    /// Web Push: the VAPID key pair and subject every push service sees.
+    case webpush(VAPIDKey)
 }
 
 /// Everything a run needs to send to one provider.

@@ -15,10 +15,19 @@ public enum LaneFailureReason {
     /// A per-request header value holds CR, LF or NUL (or the route's URL or constant headers
     /// do, which the campaign's checks should have refused): never sent.
     public static let badHeader = "bad_header"
+    /// A Web Push subscription whose `p256dh` is not a point on P-256 (or whose keys do not
+    /// decode): the message could not be encrypted for it, so it is never sent.
+    public static let invalidSubscriptionKey = "invalid_subscription_key"
+    /// A Web Push endpoint whose host is private, loopback or link-local (without
+    /// `allow_private_endpoints`), does not resolve, or is not an https origin: never sent.
+    public static let endpointRefused = "endpoint_refused"
+    /// More push services than `providers.webpush.push_services` in one run: the requests to
+    /// the push services beyond that cap are never sent.
+    public static let tooManyPushServices = "too_many_push_services"
 
     /// Every code a lane can write by itself, for documentation and tests.
     public static let all = [
-        providerStopped, cancelled, noRoute, badTarget, badHeader,
+        providerStopped, cancelled, noRoute, badTarget, badHeader, invalidSubscriptionKey, endpointRefused, tooManyPushServices,
         RetryPolicy.GiveUpReason.attemptsExhausted.rawValue,
         RetryPolicy.GiveUpReason.deadlineExceeded.rawValue,
         RetryPolicy.GiveUpReason.ambiguousDeliveryAlreadyResent.rawValue,

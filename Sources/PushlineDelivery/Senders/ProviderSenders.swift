@@ -2,7 +2,7 @@ public import PushlineCore
 
 /// Builds the sending lane of one provider.
 public enum ProviderSenders {
-    /// The lane for `configuration.provider` (APNs or FCM), sending the requests of `routes`'
+    /// The lane for `configuration.provider` (APNs, FCM or Web Push), sending the requests of `routes`'
     /// routes to that provider. The transport (and, for FCM, the OAuth exchange with the
     /// service account's `token_uri`) starts here; nothing is sent before `send`.
     ///
@@ -48,14 +48,27 @@ public enum ProviderSenders {
             oauth = exchange
             let tokens = FCMAccessTokenProvider(account: account, clock: clock) { request in await exchange.post(request) }
             authenticator = .fcm(tokens, clientEmail: account.clientEmail)
-        case (.apns, .fcm):
-            throw .credentialsMismatch(provider: provider.rawValue, credentials: "FCM")
-        case (.fcm, .apns):
-            throw .credentialsMismatch(provider: provider.rawValue, credentials: "APNs")
+        case (.webpush, .webpush(let key)):
+            // One lane per push service, made when its first request comes.
+            return WebPushLanes(key: key, settings: settings, routes: routes, clock: clock, seed: seed, logger: logger)
+        case (.apns, _), (.fcm, _), (.webpush, _):
+            throw .credentialsMismatch(provider: provider.rawValue, credentials: configuration.credentials.name)
         default:
             throw .unsupportedProvider(provider.rawValue)
         }
+        return try lane(
+            provider: provider, settings: settings, routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
+            authenticator: authenticator, oauth: oauth, clock: clock, seed: seed, logger: logger
+        )
+    }
 
+    /// A lane over `settings.transferThreads` transfer threads sending `routes` with
+    /// `authenticator`'s credentials. `pinnedAddresses`: the transport connects to exactly these
+    /// (a Web Push origin's checked addresses).
+    static func lane(
+        provider: Provider, settings: SenderSettings, routes: LaneRoutes, authenticator: LaneAuthenticator, oauth: OAuthExchange?,
+        clock: any DeliveryClock, seed: UInt64, logger: (@Sendable (String) -> Void)?, pinnedAddresses: [String] = []
+    ) throws(SenderError) -> ProviderLane {
         // Every request yields at most two events, and the run's batch window bounds the
         // requests given to a lane whose events are not yet read (docs/delivery.md).
         let (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
@@ -71,16 +84,17 @@ public enum ProviderSenders {
             share.connections = settings.connections / threads + (thread < settings.connections % threads ? 1 : 0)
             share.rate = settings.rate.divided(by: threads)
             let machine = LaneStateMachine(
-                provider: provider, settings: share,
-                routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
+                provider: provider, settings: share, routes: routes,
                 identity: authenticator.identity, seed: seed &+ UInt64(thread), now: clock.now()
             )
             let host = LaneHost(machine: machine, authenticator: authenticator, clock: clock, output: output, logger: logger, ended: ended)
             do {
-                let transport = try HTTP2Transport(TransportConfiguration(
+                var transportConfiguration = TransportConfiguration(
                     connections: share.connections, streamsPerConnection: share.streamsPerConnection, caFile: settings.caFile,
                     capturedHeaderNames: ["apns-id", "retry-after"]
-                ), host: host)
+                )
+                transportConfiguration.pinnedAddresses = pinnedAddresses
+                let transport = try HTTP2Transport(transportConfiguration, host: host)
                 host.attach(transport)
                 hosts.append(host)
                 transports.append(transport)
@@ -92,5 +106,16 @@ public enum ProviderSenders {
             }
         }
         return ProviderLane(provider: provider, events: events, hosts: hosts, transports: transports)
+    }
+}
+
+extension ProviderCredentials {
+    /// What kind of credentials these are, for an error naming a mismatch.
+    var name: String {
+        switch self {
+        case .apns: "APNs"
+        case .fcm: "FCM"
+        case .webpush: "Web Push (VAPID)"
+        }
     }
 }

@@ -38,6 +38,9 @@ final class TransferLoop: @unchecked Sendable {
     private let trustAnchors: TrustAnchors?
     private let caBundle: CABundleChoice
     private let proxyEnvironment = ProxyEnvironment()
+    /// `CURLOPT_RESOLVE` entries (`configuration.pinnedAddresses`), made once and set on every
+    /// handle; freed with the multi handle.
+    private let pinnedAddresses: UnsafeMutablePointer<curl_slist>?
     private var slots: [TransferSlot] = []
     private var freeSlots: [TransferSlot] = []
     /// Slots whose transfer is in curl's hands, for cancellation.
@@ -61,6 +64,16 @@ final class TransferLoop: @unchecked Sendable {
             alpn: ALPNReader.load()
         )
         caBundle = CABundleChoice(trustAnchors: trustAnchors)
+        var pinned: UnsafeMutablePointer<curl_slist>?
+        for entry in configuration.pinnedAddresses {
+            guard let appended = curl_slist_append(pinned, entry) else {
+                curl_slist_free_all(pinned)
+                curl_multi_cleanup(multi)
+                throw TransportError.curlSetup("curl_slist_append failed")
+            }
+            pinned = appended
+        }
+        pinnedAddresses = pinned
         let options: [(CURLMoption, Int)] = [
             (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
             (CURLMOPT_MAX_HOST_CONNECTIONS, configuration.connections),
@@ -69,6 +82,7 @@ final class TransferLoop: @unchecked Sendable {
             (CURLMOPT_MAXCONNECTS, configuration.connections),
         ]
         for (option, value) in options where ccurl_multi_setopt_long(multi, option, value) != CURLM_OK {
+            curl_slist_free_all(pinned)
             curl_multi_cleanup(multi)
             throw TransportError.curlSetup("curl_multi_setopt \(option.rawValue) refused")
         }
@@ -398,6 +412,9 @@ final class TransferLoop: @unchecked Sendable {
         if let path = caBundle.caInfo {
             ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, path) == CURLE_OK
         }
+        if let pinnedAddresses {
+            ok = ok && ccurl_easy_setopt_slist(easy, CURLOPT_RESOLVE, pinnedAddresses) == CURLE_OK
+        }
         if caBundle.clearCAPath {
             ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil) == CURLE_OK
         }
@@ -481,6 +498,7 @@ final class TransferLoop: @unchecked Sendable {
         slots = []
         freeSlots = []
         curl_multi_cleanup(multi)
+        curl_slist_free_all(pinnedAddresses)
         trustAnchors?.remove()
         emptyBody.deallocate()
         let joiners = shared.withLock { state in

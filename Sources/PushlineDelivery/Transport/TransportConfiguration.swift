@@ -26,6 +26,9 @@ public struct TransportConfiguration: Sendable {
     public var maxHeaderValueBytes: Int
     /// Time allowed to open a connection (TCP + TLS), in milliseconds; 0 means curl's default.
     public var connectTimeoutMilliseconds: Int
+    /// `host:port:address[,address…]` entries (`CURLOPT_RESOLVE`): connect to exactly these
+    /// addresses, checked before (a Web Push origin's), instead of resolving the name again.
+    public var pinnedAddresses: [String] = []
 
     public init(
         connections: Int = 1,
@@ -79,6 +82,9 @@ public struct TransportConfiguration: Sendable {
         }
         guard (1...65_536).contains(maxHeaderValueBytes) else {
             throw TransportError.invalidConfiguration("max header value bytes must be 1...65536, got \(maxHeaderValueBytes)")
+        }
+        guard pinnedAddresses.count <= 16, pinnedAddresses.allSatisfy({ $0.utf8.count <= 1024 && !TransportHeaderLines.holdsControl($0.utf8) }) else {
+            throw TransportError.invalidConfiguration("pinned addresses: at most 16 entries of at most 1024 bytes, no control characters")
         }
         guard (0...600_000).contains(connectTimeoutMilliseconds) else {
             throw TransportError.invalidConfiguration("connect timeout must be 0...600000 ms, got \(connectTimeoutMilliseconds)")

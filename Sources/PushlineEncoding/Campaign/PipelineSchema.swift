@@ -95,11 +95,36 @@ public enum PipelineSchema {
         SchemaProperty("rate", .string(.constant)),
     ])
 
+    /// Web Push: the VAPID key and subject, and the lane settings, which hold per push service
+    /// origin (each subscription endpoint is its own URL, so there is no `endpoint`).
     public static let webPushProvider = ObjectSchema("providers.webpush", [
-        SchemaProperty("vapid_subject", .string(.constant)),
-        SchemaProperty("vapid_key_file", .string(.constant)),
-        SchemaProperty("rate", .string(.constant)),
-    ])
+        // A PEM file or a file holding the base64url private key (`VAPIDKey.load`).
+        SchemaProperty("vapid_private_key", .string(.constant)),
+        // `mailto:` or `https:` contact, the JWT's `sub` (RFC 8292).
+        SchemaProperty("subject", .string(.constant)),
+        // How many push services (origins) a run sends to at most.
+        SchemaProperty("push_services", .integer(1...256)),
+        // Endpoints on private, loopback or link-local addresses are refused unless this is true.
+        SchemaProperty("allow_private_endpoints", .boolean),
+    ] + sendingProperties.filter { $0.name != "endpoint" }, rules: [webPushCredentialsRule, sendingRule])
+
+    static let webPushCredentialsRule: SchemaRule = { node, path, log, _ in
+        let names = ["vapid_private_key", "subject"]
+        let given = names.filter { node[$0] != nil }
+        if !given.isEmpty {
+            for name in names where node[name] == nil {
+                log.error(path / name, "is required with \(given.joined(separator: " and ")) (VAPID signs with the key and names the subject)", at: node)
+            }
+        }
+        if let value = node["subject"], let text = value.stringValue {
+            let lower = text.lowercased()
+            if !(lower.hasPrefix("mailto:") || lower.hasPrefix("https:")) || text.utf8.count > 256
+                || text.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F || $0 == 0x22 || $0 == 0x5C }) {
+                log.error(path / "subject", "expected a mailto: or https: URI of at most 256 printable characters (RFC 8292), found '\(PrintableName.bounded(text, limit: 100))'", at: value)
+            }
+        }
+        nonEmpty(["vapid_private_key"], in: node, path: path, log: &log)
+    }
 
     /// SMS (and MMS), email and open channels: where their requests are POSTed.
     public static let webhookProvider = ObjectSchema("webhook", [

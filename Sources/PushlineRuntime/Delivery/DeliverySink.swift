@@ -47,6 +47,8 @@ public actor DeliverySink: RequestSink {
     /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
     private let observer: RunObserver?
     private let prepared = PreparedBytes()
+    /// Web Push bodies are encrypted in `prepare`, when the run sends to Web Push.
+    private let sealing: WebPushSealing?
     /// Checkpoints (and, resuming, where to continue): nil for an audience from standard input.
     private let checkpointPlan: CheckpointPlan?
     private var started = false
@@ -85,6 +87,7 @@ public actor DeliverySink: RequestSink {
         self.routes = routes
         var seen = Set<Provider>()
         self.lanes = lanes.filter { seen.insert($0.provider).inserted }
+        sealing = WebPushSealing(routes: routes, sendingTo: self.lanes.map(\.provider))
         self.skip = skip
         self.folder = folder
         self.stop = stop
@@ -92,9 +95,11 @@ public actor DeliverySink: RequestSink {
         self.observer = observer
     }
 
-    /// Copies the batch's arena into bytes of their own, on the encode worker.
+    /// Encrypts the batch's Web Push bodies and copies its arena into bytes of their own, on
+    /// the encode worker.
     public nonisolated func prepare(_ batch: inout EncodedBatch) {
         guard !batch.index.isEmpty else { return }
+        sealing?.seal(&batch.index)
         prepared.put(RequestBytes.arena(of: batch.index), sequence: batch.sequence)
     }
 

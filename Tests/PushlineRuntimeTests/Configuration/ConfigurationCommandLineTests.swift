@@ -34,7 +34,7 @@ struct ConfigurationCommandLineTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let notices = outcome.stderrLines.filter { $0.contains("no provider credentials configured") }
         #expect(notices.count == 1)
-        #expect(notices.first?.hasSuffix("no provider credentials configured (providers.apns.key_file, providers.fcm.service_account): this run is a dry run, nothing is sent") == true)
+        #expect(notices.first?.hasSuffix("no provider credentials configured (providers.apns.key_file, providers.fcm.service_account, providers.webpush.vapid_private_key): this run is a dry run, nothing is sent") == true)
         #expect(FileManager.default.fileExists(atPath: scratch.file("out/requests-apns.ndjson")))
     }
 

@@ -23,7 +23,7 @@ struct RunDecisionTests {
         #expect(!loaded.delivery.hasCredentials)
         let decision = try RunDecision(pipeline: loaded, dryRun: false, validateOnly: false)
         guard case .dryRun = decision.mode else { Issue.record("dry run expected"); return }
-        #expect(decision.notice == "no provider credentials configured (providers.apns.key_file, providers.fcm.service_account): this run is a dry run, nothing is sent")
+        #expect(decision.notice == "no provider credentials configured (providers.apns.key_file, providers.fcm.service_account, providers.webpush.vapid_private_key): this run is a dry run, nothing is sent")
         // Asked for, it is a dry run without a notice.
         #expect(try RunDecision(pipeline: loaded, dryRun: true, validateOnly: false).notice == nil)
     }

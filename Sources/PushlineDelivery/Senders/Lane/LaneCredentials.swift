@@ -3,12 +3,14 @@
 enum LaneCredential: Sendable {
     case apns(APNsProviderToken)
     case fcm(FCMAccessToken)
+    case vapid(VAPIDToken)
 
     /// The `authorization` header line.
     var headerLine: String {
         switch self {
         case .apns(let token): "authorization: " + token.authorizationHeaderValue
         case .fcm(let token): "authorization: " + token.authorizationHeaderValue
+        case .vapid(let token): "authorization: " + token.authorizationHeaderValue
         }
     }
 }
@@ -18,6 +20,8 @@ enum LaneCredential: Sendable {
 enum LaneAuthenticator: Sendable {
     case apns(APNsProviderTokenSource, keyID: String, teamID: String)
     case fcm(FCMAccessTokenProvider, clientEmail: String)
+    /// Web Push: one lane per push service origin, each with the VAPID token for its `aud`.
+    case vapid(VAPIDTokenSource, publicKey: String)
 
     enum Failure: Error, Sendable {
         /// Try again later (the token endpoint was unreachable or busy).
@@ -35,6 +39,12 @@ enum LaneAuthenticator: Sendable {
             } catch {
                 throw .fatal(error.description)
             }
+        case .vapid(let source, _):
+            do {
+                return .vapid(try source.token())
+            } catch {
+                throw .fatal(error.description)
+            }
         case .fcm(let provider, _):
             do {
                 return .fcm(try await provider.accessToken())
@@ -47,11 +57,21 @@ enum LaneAuthenticator: Sendable {
     /// The credential without waiting, when it needs no exchange (APNs signs its own tokens);
     /// nil when it must be fetched (FCM).
     func immediateCredential() -> Result<LaneCredential, Failure>? {
-        guard case .apns(let source, _, _) = self else { return nil }
-        do {
-            return .success(.apns(try source.token()))
-        } catch {
-            return .failure(.fatal(error.description))
+        switch self {
+        case .apns(let source, _, _):
+            do {
+                return .success(.apns(try source.token()))
+            } catch {
+                return .failure(.fatal(error.description))
+            }
+        case .vapid(let source, _):
+            do {
+                return .success(.vapid(try source.token()))
+            } catch {
+                return .failure(.fatal(error.description))
+            }
+        case .fcm:
+            return nil
         }
     }
 
@@ -80,6 +100,9 @@ enum LaneAuthenticator: Sendable {
             case .success: return .resend
             case .failure(let error): return .stop(error.description)
             }
+        case (.vapid, .vapid):
+            // No Web Push answer asks for a new token (401 stops the push service's lane).
+            return .stop("the push service refused the VAPID token")
         default:
             return .stop("internal error: a credential of another provider")
         }
@@ -90,6 +113,7 @@ enum LaneAuthenticator: Sendable {
         switch self {
         case .apns(_, let keyID, let teamID): "key id \(keyID), team id \(teamID)"
         case .fcm(_, let clientEmail): "service account \(clientEmail)"
+        case .vapid(let source, let publicKey): "VAPID key \(publicKey.prefix(16))… for \(source.audience)"
         }
     }
 }

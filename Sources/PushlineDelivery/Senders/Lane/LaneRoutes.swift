@@ -76,8 +76,15 @@ struct LaneRoutes: Sendable {
                 return .unsendable(reason: LaneFailureReason.badTarget)
             }
         case .target:
-            // Web Push only; no lane of this module sends it.
-            return .unsendable(reason: LaneFailureReason.noRoute)
+            // Web Push: the subscription endpoint is the whole URL (the router checked it:
+            // https, printable ASCII without quotes or backslashes, at most 2048 bytes).
+            guard request.entry.flags.isDisjoint(with: .unsealed) else {
+                return .unsendable(reason: LaneFailureReason.invalidSubscriptionKey)
+            }
+            target = bytes[entry.target]
+            guard !target.isEmpty, target.count <= 4096, !TransportHeaderLines.holdsControl(target) else {
+                return .unsendable(reason: LaneFailureReason.badTarget)
+            }
         }
         let items = entry.headers.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : bytes[entry.headers]
         let built = TransportRequest(

@@ -676,6 +676,8 @@ struct LaneStateMachine {
                 status: status, body: completion.body, apnsID: completion.apnsID, retryAfter: completion.retryAfter,
                 bodyTruncatedAt: completion.bodyTruncatedAt
             )
+        case .webpush:
+            return WebPushResponseClassifier.classify(status: status, retryAfter: completion.retryAfter)
         default:
             return FCMResponseClassifier.classify(
                 status: status, body: completion.body, retryAfter: completion.retryAfter, bodyTruncatedAt: completion.bodyTruncatedAt
@@ -706,6 +708,7 @@ struct LaneStateMachine {
         let hint: String
         switch provider {
         case .apns: hint = "check team_id, key_id, key_file and environment"
+        case .webpush: hint = "check vapid_private_key and subject: the push service refuses the VAPID token"
         default: hint = "check the service account, project_id and the account's Firebase roles"
         }
         let message = classification.message.map { ": " + $0 } ?? ""
@@ -716,6 +719,7 @@ struct LaneStateMachine {
         switch provider {
         case .apns: "APNs"
         case .fcm: "FCM"
+        case .webpush: "Web Push"
         default: provider.rawValue
         }
     }

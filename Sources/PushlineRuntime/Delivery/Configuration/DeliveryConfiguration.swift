@@ -6,7 +6,8 @@ import PushlineEncoding
 /// credentials `providers:` gives (loaded and checked when the pipeline is loaded, before anything
 /// is read), and what would stop the campaign from sending as configured.
 public struct DeliveryConfiguration: Sendable {
-    /// One per provider with credentials (APNs: team_id, key_id, key_file; FCM: service_account),
+    /// One per provider with credentials (APNs: team_id, key_id, key_file; FCM: service_account;
+    /// Web Push: vapid_private_key and subject),
     /// in provider order, whether the campaign's routes reach it or not.
     public var configured: [ProviderSendConfiguration]
     /// Why the campaign cannot send as configured: a route to a provider without credentials or
@@ -48,7 +49,9 @@ public struct DeliveryConfiguration: Sendable {
                 log.error(ConfigPath("providers.apns.key_file"), "is required to send: \(devices) go to APNs; add team_id, key_id and key_file to providers.apns (or run with --dry-run)", at: providers?["apns"] ?? providers ?? root)
             case .fcm:
                 log.error(ConfigPath("providers.fcm.service_account"), "is required to send: \(devices) go to FCM; add the service account JSON file to providers.fcm (or run with --dry-run)", at: providers?["fcm"] ?? providers ?? root)
-            case .webpush, .adm, .webhook:
+            case .webpush:
+                log.error(ConfigPath("providers.webpush.vapid_private_key"), "is required to send: \(devices) go to Web Push; add vapid_private_key (the key the site's subscriptions were made with) and subject to providers.webpush (or run with --dry-run)", at: providers?["webpush"] ?? providers ?? root)
+            case .adm, .webhook:
                 log.error(ConfigPath("device_types"), "sending to \(Self.name(of: provider)) is not available in this version (\(devices)): run with --dry-run, or send only to ios and android devices", at: root["device_types"] ?? root)
             }
         }

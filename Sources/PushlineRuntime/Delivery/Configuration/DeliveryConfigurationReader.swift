@@ -59,7 +59,32 @@ struct DeliveryConfigurationReader {
                 }
             }
         }
+        if let node = providers["webpush"], node.mappingEntries != nil {
+            let path = base / "webpush"
+            var settings = readSettings(node, provider: .webpush, path: path, log: &result.log)
+            if let key = loadVAPIDKey(node, path: path, log: &result.log), var given = settings {
+                given.allowPrivateEndpoints = node["allow_private_endpoints"]?.boolValue ?? false
+                if let count = node["push_services"]?.intValue { given.pushServices = count }
+                settings = given
+                result.configured.append(ProviderSendConfiguration(provider: .webpush, credentials: .webpush(key), settings: given))
+            }
+        }
         return result
+    }
+
+    func loadVAPIDKey(_ node: ConfigNode, path: ConfigPath, log: inout DiagnosticLog) -> VAPIDKey? {
+        guard let file = usable(node, "vapid_private_key", path: path) else { return nil }
+        // The subject's shape is the schema's to report; the file is still checked with a
+        // stand-in so one `validate` lists both.
+        var subject: String?
+        if let given = usable(node, "subject", path: path)?.text, VAPIDKey.subjectProblem(given) == nil { subject = given }
+        do throws(VAPIDError) {
+            let key = try VAPIDKey.load(file: resolve(file.text), subject: subject ?? "mailto:stand-in@pushline.invalid")
+            return subject == nil ? nil : key
+        } catch {
+            log.error(path / "vapid_private_key", error.description, at: file.node)
+            return nil
+        }
     }
 
     /// A string value the schema accepts and whose expansion worked, else nil.

@@ -1,14 +1,18 @@
 public import PushlineCore
 public import PushlineDelivery
 
-/// What a sending provider uses where `providers.<apns|fcm>` leaves a setting out
+/// What a sending provider uses where `providers.<apns|fcm|webpush>` leaves a setting out
 /// (docs/pipeline.md lists them; the reasons are PROVIDERS.md's).
 public enum ProviderSendDefaults {
     /// APNs treats connection churn as abuse and gives each connection hundreds of streams:
     /// two long-lived connections. FCM allows about 100 streams per connection, and 10,000/s at a
     /// 100 ms round trip keeps about 1,000 requests in flight: ten connections.
+    /// Web Push: per push service; two connections of 100 streams carry a few thousand a second.
     public static func connections(_ provider: Provider) -> Int {
-        provider == .apns ? 2 : 10
+        switch provider {
+        case .apns, .webpush: 2
+        default: 10
+        }
     }
 
     /// APNs announces 500 to 1,500 concurrent streams once a token is accepted (the lowest seen is
@@ -19,8 +23,14 @@ public enum ProviderSendDefaults {
 
     /// FCM: the default project quota, 600,000 a minute. APNs publishes no quota: 10,000/s, which
     /// adaptive slowdown lowers on TooManyRequests. The burst is `SendRate`'s (a tenth of a second).
+    /// Web Push services publish no rate: 1,000/s per push service, which adaptive slowdown
+    /// lowers on 429.
     public static func rateText(_ provider: Provider) -> String {
-        provider == .apns ? "10000/s" : "600000/min"
+        switch provider {
+        case .apns: "10000/s"
+        case .webpush: "1000/s"
+        default: "600000/min"
+        }
     }
 
     public static let requestTimeout: Duration = .seconds(30)

@@ -25,7 +25,7 @@ public struct RunDecision: Sendable {
         public var description: String { pipelineError?.description ?? usage ?? "" }
     }
 
-    public static let noCredentialsNotice = "no provider credentials configured (providers.apns.key_file, providers.fcm.service_account): this run is a dry run, nothing is sent"
+    public static let noCredentialsNotice = "no provider credentials configured (providers.apns.key_file, providers.fcm.service_account, providers.webpush.vapid_private_key): this run is a dry run, nothing is sent"
 
     public init(pipeline: LoadedPipeline, dryRun: Bool, validateOnly: Bool) throws(Refusal) {
         if dryRun {
@@ -63,6 +63,10 @@ public struct RunDecision: Sendable {
             let identity = switch configuration.credentials {
             case .apns(let key): "team_id \(key.teamID), key_id \(key.keyID)"
             case .fcm(let account): "project \(account.projectID), client_email \(account.clientEmail)"
+            case .webpush(let key): "VAPID public key \(key.publicKeyText.prefix(16))…, subject \(key.subject)"
+            }
+            if configuration.provider == .webpush {
+                return "sending to webpush (\(identity)): per push service \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate); at most \(settings.pushServices) push services\(settings.allowPrivateEndpoints ? "; private endpoints allowed" : "")"
             }
             return "sending to \(configuration.provider.rawValue) at \(settings.endpoint ?? "the provider's host") (\(identity)): \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate)"
         }
