@@ -4,8 +4,8 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// A local APNs / FCM v1 / OAuth server over HTTP/2 and TLS (ALPN h2) with seeded fault
-/// injection, for tests and `pushline-emulator`.
+/// A local APNs / FCM v1 / OAuth / Web Push server over HTTP/2 and TLS (ALPN h2) with seeded
+/// fault injection, for tests and `pushline-emulator`.
 ///
 /// ```swift
 /// let credentials = try EmulatorCredentials.generate()
@@ -60,7 +60,8 @@ public final class ProviderEmulator: Sendable {
             throw .startFailed("the TLS certificate or key cannot be used: \(error)")
         }
 
-        let core = EmulatorCore(configuration: configuration)
+        let recorder: WebPushRecorder? = if let path = configuration.recordWebPush { try WebPushRecorder.open(path) } else { nil }
+        let core = EmulatorCore(configuration: configuration, webPushRecorder: recorder)
         let connections = NIOLockedValueBox<[ObjectIdentifier: EmulatorConnection]>([:])
         let threads = configuration.threads == 0 ? System.coreCount : configuration.threads
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -119,11 +120,13 @@ public final class ProviderEmulator: Sendable {
             channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         } catch {
             try? await group.shutdownGracefully()
+            recorder?.close()
             throw .startFailed("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
         guard let port = channel.localAddress?.port else {
             try? await channel.close()
             try? await group.shutdownGracefully()
+            recorder?.close()
             throw .startFailed("the listening socket has no port")
         }
         core.boundPort.withLockedValue { $0 = port }
@@ -159,6 +162,7 @@ public final class ProviderEmulator: Sendable {
             timeout.cancel()
         }
         try? await group.shutdownGracefully()
+        core.webPushRecorder?.close()
     }
 }
 

@@ -17,13 +17,15 @@ import Darwin
 struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushline-emulator",
-        abstract: "Serve a local APNs / FCM v1 / OAuth emulator over HTTP/2 and TLS, with seeded fault injection.",
+        abstract: "Serve a local APNs / FCM v1 / OAuth / Web Push emulator over HTTP/2 and TLS, with seeded fault injection.",
         discussion: """
         Keys and the self-signed certificate live in --state-dir and are made on first use. \
         `pushline-emulator --print-config` writes them and prints the `providers:` block of a \
         pipeline that sends to this emulator, then exits; `pushline-emulator` (same --port and \
         --state-dir) serves until SIGINT or SIGTERM, then stops gracefully (GOAWAY, open \
-        streams finish). GET /stats returns what it received per token; POST /stats/reset starts \
+        streams finish). On every start it writes webpush-subscriptions.ndjson into --state-dir: \
+        its Web Push subscriptions (`pushline generate-audience --webpush-subscriptions FILE` gives \
+        them to web devices). GET /stats returns what it received per token; POST /stats/reset starts \
         the counters and the fault plan over. Faults are decided by hashing the seed with the \
         device token and its attempt number, so the same seed and requests give the same \
         answers however they interleave (docs/emulator.md).
@@ -62,7 +64,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     var apnsBadTokenRate = 0.0
     @Option(help: ArgumentHelp("Share of FCM tokens answered 404 UNREGISTERED.", valueName: "rate"))
     var fcmUnregisteredRate = 0.0
-    @Option(help: ArgumentHelp("Share of APNs attempts answered 429 TooManyRequests (with Retry-After).", valueName: "rate"))
+    @Option(help: ArgumentHelp("Share of Web Push subscriptions answered 410 Gone.", valueName: "rate"))
+    var webpushGoneRate = 0.0
+    @Option(help: ArgumentHelp("Share of APNs and Web Push attempts answered 429 (with Retry-After).", valueName: "rate"))
     var tooManyRequestsRate = 0.0
     @Option(help: ArgumentHelp("Share of FCM attempts answered 429 QUOTA_EXCEEDED (with Retry-After).", valueName: "rate"))
     var quotaExceededRate = 0.0
@@ -102,9 +106,13 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Event-loop threads (0: one per core, up to 64).", valueName: "n"))
     var threads = 0
 
+    @Option(help: ArgumentHelp("Append {\"subscription\":ID,\"plaintext\":JSON} for every delivered Web Push message to this file.", valueName: "file"))
+    var recordWebpush: String?
+
     var faultRates: FaultRates {
         FaultRates([
             .apnsUnregistered: apnsUnregisteredRate, .apnsBadDeviceToken: apnsBadTokenRate, .fcmUnregistered: fcmUnregisteredRate,
+            .webpushGone: webpushGoneRate,
             .tooManyRequests: tooManyRequestsRate, .quotaExceeded: quotaExceededRate, .internalServerError: internalErrorRate,
             .serviceUnavailable: unavailableRate, .refusedStream: refusedStreamRate, .dropConnection: dropConnectionRate,
         ])
@@ -121,7 +129,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         }
         let rates: [(String, Double)] = [
             ("--apns-unregistered-rate", apnsUnregisteredRate), ("--apns-bad-token-rate", apnsBadTokenRate),
-            ("--fcm-unregistered-rate", fcmUnregisteredRate), ("--too-many-requests-rate", tooManyRequestsRate),
+            ("--fcm-unregistered-rate", fcmUnregisteredRate), ("--webpush-gone-rate", webpushGoneRate),
+            ("--too-many-requests-rate", tooManyRequestsRate),
             ("--quota-exceeded-rate", quotaExceededRate), ("--internal-error-rate", internalErrorRate),
             ("--unavailable-rate", unavailableRate), ("--refused-stream-rate", refusedStreamRate),
             ("--drop-connection-rate", dropConnectionRate),
@@ -141,6 +150,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         if !(1...604_800).contains(accessTokenLifetime) { throw ValidationError("--access-token-lifetime must be between 1 and 604800; got \(accessTokenLifetime)") }
         if !(1...825).contains(certificateDays) { throw ValidationError("--certificate-days must be between 1 and 825; got \(certificateDays)") }
         if !EmulatorConfiguration.threadRange.contains(threads) { throw ValidationError("--threads must be between 0 and 64; got \(threads)") }
+        if recordWebpush?.isEmpty == true { throw ValidationError("--record-webpush must not be empty") }
         // The rates of one provider share the unit interval.
         do throws(EmulatorError) {
             var plan = FaultPlan(seed: seed, rates: faultRates)
@@ -168,6 +178,8 @@ struct EmulatorCommand: AsyncParsableCommand {
             configuration.port = port
             configuration.apns = credentials.apnsAccount
             configuration.fcm = credentials.fcmAccount
+            configuration.webPush = credentials.webPushAccount
+            configuration.recordWebPush = recordWebpush
             configuration.faults = FaultPlan(seed: seed, rates: faultRates)
             configuration.faults.goawayAfterStreams = goawayAfterStreams
             configuration.faults.retryAfterSeconds = retryAfter
@@ -180,13 +192,15 @@ struct EmulatorCommand: AsyncParsableCommand {
             if port == 0 {
                 try directory.rewriteServiceAccount(credentials: credentials, endpoint: emulator.endpoint)
             }
+            try directory.writeWebPushSubscriptions(credentials: credentials, endpoint: emulator.endpoint)
             try directory.writeProvidersFile(credentials: credentials, endpoint: emulator.endpoint)
             try Console.line("pushline-emulator: listening on \(emulator.endpoint) (ca_file \(directory.caFilePath)); send to it with `pushline run PIPELINE --providers \(directory.providersFilePath)`; stop with Ctrl-C")
             let signal = await TerminationSignals.next()
             Console.error("pushline-emulator: signal \(signal), stopping")
             await emulator.stop()
             let stats = emulator.stats()
-            try Console.line("pushline-emulator: stopped; \(stats.apns.requests) APNs and \(stats.fcm.requests) FCM requests, \(stats.apns.delivered + stats.fcm.delivered) delivered, \(stats.connectionsOpened) connections")
+            let delivered = stats.apns.delivered + stats.fcm.delivered + stats.webpush.delivered
+            try Console.line("pushline-emulator: stopped; \(stats.apns.requests) APNs, \(stats.fcm.requests) FCM and \(stats.webpush.requests) Web Push requests, \(delivered) delivered, \(stats.connectionsOpened) connections")
         } catch let error as EmulatorError {
             Console.fail(error.description)
             throw ExitCode(error.exit)

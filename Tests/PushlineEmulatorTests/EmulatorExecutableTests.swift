@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PushlineTestSupport
 import Testing
@@ -16,7 +17,7 @@ struct EmulatorExecutableTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.hasPrefix("providers:\n"))
         #expect(outcome.stdout.contains(#"endpoint: "https://127.0.0.1:18461""#))
-        for file in ["apns-auth-key.p8", "fcm-service-account.json", "emulator-ca.pem"] {
+        for file in ["apns-auth-key.p8", "fcm-service-account.json", "emulator-ca.pem", "vapid-private-key.pem"] {
             #expect(FileManager.default.fileExists(atPath: state.path + "/" + file), "\(file)")
             #expect(outcome.stdout.contains(#""\#(state.path)/\#(file)""#), "\(file)")
         }
@@ -37,14 +38,47 @@ struct EmulatorExecutableTests {
 
         let ended = try server.terminate(SIGTERM)
         #expect(ended.status == 0, "\(ended.stderr)")
-        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs and 0 FCM requests, 0 delivered"), "\(ended.stdout)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM and 0 Web Push requests, 0 delivered"), "\(ended.stdout)")
         #expect(ended.stderr.contains("pushline-emulator: signal \(SIGTERM), stopping"))
+    }
+
+    @Test func servesWebPushToTheSubscriptionsItWritesAndRecordsWhatArrives() throws {
+        let state = try TemporaryFolder()
+        let record = state.path + "/record.ndjson"
+        let server = try EmulatorBinary.Serving(["--port", "0", "--state-dir", state.path, "--threads", "1", "--record-webpush", record])
+        defer { server.kill() }
+        let listening = try server.firstLine()
+        let endpoint = try #require(listening.split(separator: " ").first { $0.hasPrefix("https://127.0.0.1:") }.map(String.init), "\(listening)")
+        let lines = try String(contentsOfFile: state.path + "/webpush-subscriptions.ndjson", encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 256)
+        #expect(lines[0].hasPrefix(#"{"endpoint":"\#(endpoint)/push/s000","keys":{"p256dh":""#), "written with the bound port")
+        let providers = try String(contentsOfFile: state.path + "/providers.yaml", encoding: .utf8)
+        #expect(providers.contains(#"  webpush: { vapid_private_key: "\#(state.path)/vapid-private-key.pem", subject: "mailto:emulator@pushline.invalid", ca_file: "\#(state.path)/emulator-ca.pem", allow_private_endpoints: true }"#))
+
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        let keys = try #require(line["keys"] as? [String: String])
+        let vapid = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: state.path + "/vapid-private-key.pem", encoding: .utf8))
+        let jwt = TestWebPush.jwt(key: vapid, claims: TestWebPush.claims(audience: endpoint))
+        let body = try TestWebPush.encrypt(
+            Array(#"{"a":1}"#.utf8), p256dh: TestWebPush.decodeBase64URL(try #require(keys["p256dh"])), auth: TestWebPush.decodeBase64URL(try #require(keys["auth"]))
+        )
+        let sent = try Curl.request(
+            "POST", try #require(line["endpoint"] as? String), caFile: state.path + "/emulator-ca.pem",
+            headers: [("authorization", TestWebPush.authorization(jwt, key: vapid.publicKey)), ("ttl", "60"), ("content-encoding", "aes128gcm")], body: body
+        )
+        #expect(sent.status == 201, "\(sent.bodyText)")
+        #expect(try String(contentsOfFile: record, encoding: .utf8) == #"{"subscription":"s001","plaintext":{"a":1}}"# + "\n")
+
+        let ended = try server.terminate(SIGTERM)
+        #expect(ended.status == 0, "\(ended.stderr)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM and 1 Web Push requests, 1 delivered"), "\(ended.stdout)")
     }
 
     @Test(arguments: [
         (["--port", "70000"], "pushline-emulator: error: --port must be between 0 and 65535; got 70000 (see --help)"),
         (["--print-config", "--port", "0"], "pushline-emulator: error: --print-config needs a fixed --port (the printed endpoint names it) (see --help)"),
         (["--unavailable-rate", "1.5"], "pushline-emulator: error: --unavailable-rate must be a number between 0 and 1; got 1.5 (see --help)"),
+        (["--webpush-gone-rate", "2"], "pushline-emulator: error: --webpush-gone-rate must be a number between 0 and 1; got 2.0 (see --help)"),
         (["emulate"], "pushline-emulator: error: Unexpected argument 'emulate' (see --help)"),
     ])
     func badFlagsAreOneLineUsageErrors(arguments: [String], message: String) throws {

@@ -8,6 +8,11 @@ public struct EmulatorConfiguration: Sendable {
     public var apns: APNsAccount?
     /// FCM v1 and its OAuth token endpoint are served when set.
     public var fcm: FCMAccount?
+    /// Web Push is served when set (`POST /push/<id>` for each subscription).
+    public var webPush: WebPushAccount?
+    /// Appends `{"subscription":"<id>","plaintext":<JSON>}` for every delivered Web Push
+    /// message to this file (created 0600 when missing).
+    public var recordWebPush: String?
     public var faults: FaultPlan = FaultPlan()
     public var streams: StreamLimits = StreamLimits()
     /// The server certificate and key; `TLSIdentity.generate()` makes a fresh self-signed one.
@@ -50,6 +55,8 @@ public struct EmulatorConfiguration: Sendable {
         if let fcm {
             if fcm.projectID.isEmpty || fcm.clientEmail.isEmpty { throw .invalidConfiguration("FCM project id and client email must not be empty") }
         }
+        if let problem = webPush?.problem { throw .invalidConfiguration(problem) }
+        if recordWebPush?.isEmpty == true { throw .invalidConfiguration("the Web Push record file must not be empty") }
     }
 }
 

@@ -34,3 +34,37 @@ public struct FCMAccount: Sendable {
         self.publicKey = publicKey
     }
 }
+
+/// What the emulator knows of a Web Push application server and its subscriptions: VAPID
+/// tokens (ES256 JWTs) must verify with `vapidPublicKey` and name it in `k`; messages are
+/// decrypted with the subscription's private key and auth secret.
+public struct WebPushAccount: Sendable {
+    public let vapidPublicKey: P256.Signing.PublicKey
+    /// The 65-byte uncompressed point a request's `k` must decode to.
+    public let vapidPublicKeyBytes: [UInt8]
+    /// By id (the last segment of `/push/<id>`).
+    public let subscriptions: [String: WebPushSubscription]
+    /// Ids given twice, or not URL-safe, or auth secrets not 16 bytes: refused by `validate`.
+    let problem: String?
+
+    public init(vapidPublicKey: P256.Signing.PublicKey, subscriptions: [WebPushSubscription]) {
+        self.vapidPublicKey = vapidPublicKey
+        self.vapidPublicKeyBytes = Array(vapidPublicKey.x963Representation)
+        var byID: [String: WebPushSubscription] = [:]
+        var problem: String?
+        for subscription in subscriptions {
+            if problem == nil {
+                if !WebPushSubscription.isValidID(subscription.id) {
+                    problem = "Web Push subscription ids must be 1 to 64 base64url characters; got '\(subscription.id.prefix(64))'"
+                } else if byID[subscription.id] != nil {
+                    problem = "Web Push subscription id '\(subscription.id)' is given twice"
+                } else if subscription.auth.count != 16 {
+                    problem = "the auth secret of Web Push subscription '\(subscription.id)' must be 16 bytes; got \(subscription.auth.count)"
+                }
+            }
+            byID[subscription.id] = subscription
+        }
+        self.subscriptions = byID
+        self.problem = problem
+    }
+}

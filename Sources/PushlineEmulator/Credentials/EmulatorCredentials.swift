@@ -2,9 +2,11 @@ public import Crypto
 public import _CryptoExtras
 import Foundation
 
-/// Fresh provider credentials for an emulator run: an APNs .p8 key (P-256) and an FCM service
-/// account (2048-bit RSA). The emulator gets the public halves (`apnsAccount`, `fcmAccount`);
-/// a sender gets the files (`apnsKeyPEM`, `serviceAccountJSON(tokenURI:)`).
+/// Fresh provider credentials for an emulator run: an APNs .p8 key (P-256), an FCM service
+/// account (2048-bit RSA) and a VAPID key with Web Push subscriptions. The emulator gets the
+/// public halves (`apnsAccount`, `fcmAccount`, `webPushAccount`); a sender gets the files
+/// (`apnsKeyPEM`, `serviceAccountJSON(tokenURI:)`, `webPush.vapidPrivateKeyPEM`,
+/// `webPush.subscriptionsNDJSON(origin:)`).
 ///
 /// `description` never shows key material.
 public struct EmulatorCredentials: Sendable, CustomStringConvertible {
@@ -13,17 +15,23 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
     public let projectID: String
     public let apnsPrivateKey: P256.Signing.PrivateKey
     public let fcmPrivateKey: _RSA.Signing.PrivateKey
+    public let webPush: WebPushCredentials
 
     public static let defaultTeamID = "PUSHLINE01"
     public static let defaultTopic = "com.example.pushline"
     public static let defaultProjectID = "pushline-demo"
 
-    public init(teamID: String, topic: String, projectID: String, apnsPrivateKey: P256.Signing.PrivateKey, fcmPrivateKey: _RSA.Signing.PrivateKey) {
+    /// Without `webPush`, a new VAPID key and subscriptions are made.
+    public init(
+        teamID: String, topic: String, projectID: String, apnsPrivateKey: P256.Signing.PrivateKey, fcmPrivateKey: _RSA.Signing.PrivateKey,
+        webPush: WebPushCredentials? = nil
+    ) {
         self.teamID = teamID
         self.topic = topic
         self.projectID = projectID
         self.apnsPrivateKey = apnsPrivateKey
         self.fcmPrivateKey = fcmPrivateKey
+        self.webPush = webPush ?? .generate()
     }
 
     /// New keys (the RSA key takes a moment).
@@ -57,6 +65,8 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
     public var fcmAccount: FCMAccount {
         FCMAccount(projectID: projectID, clientEmail: clientEmail, privateKeyID: privateKeyID, publicKey: fcmPrivateKey.publicKey)
     }
+
+    public var webPushAccount: WebPushAccount { webPush.account }
 
     /// The .p8 file's text: PKCS#8 PEM, as Apple delivers it.
     public var apnsKeyPEM: String { apnsPrivateKey.pemRepresentation }

@@ -7,7 +7,8 @@ import PushlineCore
 /// and a later serving run (or a restart) agree on the key files and the CA file.
 ///
 /// Files: `emulator-ca.pem` (the certificate: `ca_file`), `emulator-tls-key.pem`,
-/// `apns-auth-key.p8`, `fcm-service-account.json`; keys are written with mode 0600.
+/// `apns-auth-key.p8`, `fcm-service-account.json`, `vapid-private-key.pem`,
+/// `webpush-subscription-keys.json`, `webpush-subscriptions.ndjson`; all written with mode 0600.
 public struct EmulatorStateDirectory: Sendable {
     public let path: String
 
@@ -25,7 +26,7 @@ public struct EmulatorStateDirectory: Sendable {
     public static let certificateRenewalMargin: TimeInterval = 3_600
 
     /// Reads the keys and certificate, making and writing whatever is missing or expiring; writes
-    /// the service-account file anew so that its `token_uri` names `endpoint`.
+    /// the service-account file and the Web Push subscriptions anew so that they name `endpoint`.
     public func prepare(
         teamID: String, topic: String, projectID: String, endpoint: String,
         certificateValidity: TimeInterval = TLSIdentity.defaultValidity, now: Date = Date()
@@ -52,8 +53,12 @@ public struct EmulatorStateDirectory: Sendable {
                 throw .startFailed("could not make an RSA key")
             }
         }
-        let credentials = EmulatorCredentials(teamID: teamID, topic: topic, projectID: projectID, apnsPrivateKey: apnsKey, fcmPrivateKey: rsaKey)
+        let webPush = try prepareWebPush()
+        let credentials = EmulatorCredentials(
+            teamID: teamID, topic: topic, projectID: projectID, apnsPrivateKey: apnsKey, fcmPrivateKey: rsaKey, webPush: webPush
+        )
         try StateFiles.writeFile(serviceAccountPath, credentials.serviceAccountJSON(tokenURI: endpoint + "/token"))
+        try writeWebPushSubscriptions(credentials: credentials, endpoint: endpoint)
 
         var tls: TLSIdentity?
         if let certificate = try StateFiles.read(caFilePath), let key = try StateFiles.read(tlsKeyPath) {
@@ -96,6 +101,7 @@ public struct EmulatorStateDirectory: Sendable {
         providers:
           apns: { team_id: \(q(credentials.teamID)), key_id: \(q(credentials.keyID)), key_file: \(q(apnsKeyPath)), topic: \(q(credentials.topic)), endpoint: \(q(endpoint)), ca_file: \(q(caFilePath)) }
           fcm: { service_account: \(q(serviceAccountPath)), endpoint: \(q(endpoint)), ca_file: \(q(caFilePath)) }
+          webpush: { vapid_private_key: \(q(vapidKeyPath)), subject: \(q(WebPushCredentials.subject)), ca_file: \(q(caFilePath)), allow_private_endpoints: true }
 
         """
     }

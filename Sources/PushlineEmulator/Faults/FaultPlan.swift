@@ -4,7 +4,8 @@
 /// Every decision is a hash of the seed, the provider, the device token and (for per-attempt
 /// faults) the attempt number of that token, i.e. how many earlier valid requests for the same
 /// token the emulator received since it started or its stats were reset:
-/// - token-level faults (`apnsUnregistered`, `apnsBadDeviceToken`, `fcmUnregistered`) hash
+/// - token-level faults (`apnsUnregistered`, `apnsBadDeviceToken`, `fcmUnregistered`,
+///   `webpushGone`) hash
 ///   (seed, provider, token): a token drawn unregistered answers 410 on every attempt;
 /// - per-attempt faults hash (seed, provider, token, attempt): a token may get 503 on attempt 0
 ///   and succeed on attempt 1, and will do so again on the next run with the same seed;
@@ -80,6 +81,7 @@ extension EmulatedProvider {
         switch self {
         case .apns: 0x6170_6e73
         case .fcm: 0x0066_636d
+        case .webpush: 0x7765_6270
         }
     }
 }

@@ -1,6 +1,6 @@
 /// The provider an emulated request was addressed to.
 public enum EmulatedProvider: String, Sendable, Codable, CaseIterable {
-    case apns, fcm
+    case apns, fcm, webpush
 }
 
 /// A fault the emulator injects in place of the normal answer.
@@ -11,13 +11,15 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
     case apnsBadDeviceToken
     /// FCM 404 `UNREGISTERED`. Token-level.
     case fcmUnregistered
-    /// APNs 429 `TooManyRequests`, with Retry-After.
+    /// Web Push 410 Gone: the subscription expired or was unsubscribed. Token-level.
+    case webpushGone
+    /// APNs 429 `TooManyRequests`, Web Push 429, with Retry-After.
     case tooManyRequests
     /// FCM 429 `QUOTA_EXCEEDED` (RESOURCE_EXHAUSTED), with Retry-After.
     case quotaExceeded
-    /// 500: APNs `InternalServerError`, FCM `INTERNAL`.
+    /// 500: APNs `InternalServerError`, FCM `INTERNAL`, Web Push 500.
     case internalServerError
-    /// 503: APNs `ServiceUnavailable`, FCM `UNAVAILABLE`.
+    /// 503: APNs `ServiceUnavailable`, FCM `UNAVAILABLE`, Web Push 503.
     case serviceUnavailable
     /// RST_STREAM REFUSED_STREAM: the request was not processed.
     case refusedStream
@@ -28,7 +30,7 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
     /// one attempt.
     public var isTokenLevel: Bool {
         switch self {
-        case .apnsUnregistered, .apnsBadDeviceToken, .fcmUnregistered: true
+        case .apnsUnregistered, .apnsBadDeviceToken, .fcmUnregistered, .webpushGone: true
         default: false
         }
     }
@@ -36,8 +38,11 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
     /// Whether a request to `provider` can get this fault.
     public func applies(to provider: EmulatedProvider) -> Bool {
         switch self {
-        case .apnsUnregistered, .apnsBadDeviceToken, .tooManyRequests: provider == .apns
+        case .apnsUnregistered, .apnsBadDeviceToken: provider == .apns
         case .fcmUnregistered, .quotaExceeded: provider == .fcm
+        case .webpushGone: provider == .webpush
+        // Push services answer 429 Too Many Requests as APNs does; FCM's 429 is QUOTA_EXCEEDED.
+        case .tooManyRequests: provider == .apns || provider == .webpush
         case .internalServerError, .serviceUnavailable, .refusedStream, .dropConnection: true
         }
     }

@@ -1,18 +1,25 @@
 import NIOConcurrencyHelpers
 
-/// The request handling behind every connection: routes a request to the APNs, FCM, OAuth or
-/// stats endpoint and keeps the shared state. Thread-safe; one per emulator.
+/// The request handling behind every connection: routes a request to the APNs, FCM, Web Push,
+/// OAuth or stats endpoint and keeps the shared state. Thread-safe; one per emulator.
 final class EmulatorCore: Sendable {
     let configuration: EmulatorConfiguration
     let state = NIOLockedValueBox(EmulatorState())
-    /// The bound port, set once after bind: the OAuth endpoint accepts its own URL as audience.
+    /// The bound port, set once after bind: the OAuth endpoint accepts its own URL as audience,
+    /// VAPID tokens must name the origin.
     let boundPort = NIOLockedValueBox(0)
+    /// Where delivered Web Push messages are written (`recordWebPush`), when set.
+    let webPushRecorder: WebPushRecorder?
 
-    init(configuration: EmulatorConfiguration) {
+    init(configuration: EmulatorConfiguration, webPushRecorder: WebPushRecorder? = nil) {
         self.configuration = configuration
+        self.webPushRecorder = webPushRecorder
     }
 
     var now: Int64 { configuration.clock.milliseconds }
+
+    /// `https://<host>:<port>`: the emulator's endpoint, which a VAPID token's `aud` must be.
+    var origin: String { "https://\(configuration.host):\(boundPort.withLockedValue { $0 })" }
 
     func answer(_ request: EmulatorRequest) -> EmulatorAnswer {
         let path = request.path
@@ -21,6 +28,9 @@ final class EmulatorCore: Sendable {
         }
         if path.hasPrefix("/v1/projects/") {
             return FCMEndpoint(core: self).answer(request)
+        }
+        if path.hasPrefix("/push/") {
+            return WebPushEndpoint(core: self).answer(request)
         }
         switch path {
         case "/token":
@@ -114,7 +124,7 @@ final class EmulatorCore: Sendable {
         return answer
     }
 
-    /// Deterministic 128 bits for ids (apns-id, FCM message names): the same seed, token and
+    /// Deterministic 128 bits for ids (apns-id, FCM message names, Web Push message locations): the same seed, token and
     /// attempt give the same id.
     func idBits(_ provider: EmulatedProvider, token: String, attempt: Int) -> (UInt64, UInt64) {
         let base = FaultHash.mix(configuration.faults.seed ^ provider.salt ^ FaultHash.token(token))

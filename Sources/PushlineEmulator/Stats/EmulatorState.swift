@@ -1,5 +1,5 @@
 /// The mutable state every connection shares, behind one lock in `EmulatorCore`: counters,
-/// attempt numbers for the fault plan, issued access tokens and verified provider tokens.
+/// attempt numbers for the fault plan, issued access tokens, verified provider and VAPID tokens.
 struct EmulatorState {
     var stats = EmulatorStats()
     /// Valid requests so far per provider and token: the attempt number of the next one.
@@ -9,6 +9,8 @@ struct EmulatorState {
     /// Provider tokens (JWT text) whose signature verified, with their `iat`: APNs verifies a
     /// token once and then only checks its age, which keeps ECDSA off the per-request path.
     var verifiedProviderTokens: [String: Int64] = [:]
+    /// VAPID tokens (JWT text) whose signature and claims verified, with their `exp`.
+    var verifiedVAPIDTokens: [String: Int64] = [:]
 
     static let maxAccessTokens = 100_000
     static let maxVerifiedProviderTokens = 1_024
@@ -45,6 +47,7 @@ struct EmulatorState {
         switch provider {
         case .apns: body(&stats.apns)
         case .fcm: body(&stats.fcm)
+        case .webpush: body(&stats.webpush)
         }
     }
 
@@ -68,5 +71,10 @@ struct EmulatorState {
     mutating func rememberProviderToken(_ token: String, issuedAt: Int64) {
         if verifiedProviderTokens.count >= Self.maxVerifiedProviderTokens { verifiedProviderTokens = [:] }
         verifiedProviderTokens[token] = issuedAt
+    }
+
+    mutating func rememberVAPIDToken(_ token: String, expiresAt: Int64) {
+        if verifiedVAPIDTokens.count >= Self.maxVerifiedProviderTokens { verifiedVAPIDTokens = [:] }
+        verifiedVAPIDTokens[token] = expiresAt
     }
 }

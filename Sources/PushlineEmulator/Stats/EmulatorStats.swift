@@ -13,6 +13,8 @@ public struct EmulatorStats: Sendable, Codable, Equatable {
     public var statuses: [String: Int] = [:]
     public var apns = ProviderStats()
     public var fcm = ProviderStats()
+    /// Web Push requests (`POST /push/<id>`), per subscription id.
+    public var webpush = ProviderStats()
     public var oauth = OAuthStats()
 
     public init() {}
@@ -20,13 +22,14 @@ public struct EmulatorStats: Sendable, Codable, Equatable {
     public struct ProviderStats: Sendable, Codable, Equatable {
         /// Requests whose path named this provider.
         public var requests = 0
-        /// Notifications accepted for delivery (200 without validate_only).
+        /// Notifications accepted for delivery (200 without validate_only; Web Push 201).
         public var delivered = 0
         /// FCM `validate_only: true` requests accepted (nothing delivered).
         public var validated = 0
         /// Answers by label: `"200"`, `"410 Unregistered"`, `"404 UNREGISTERED"`, `"refused_stream"`, …
         public var answers: [String: Int] = [:]
-        /// Per device token (FCM topics as `topic:<name>`, conditions as `condition`).
+        /// Per device token (FCM topics as `topic:<name>`, conditions as `condition`, Web Push
+        /// subscriptions by their id).
         public var tokens: [String: TokenStats] = [:]
 
         public init() {}

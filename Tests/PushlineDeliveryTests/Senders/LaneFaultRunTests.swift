@@ -19,12 +19,15 @@ struct LaneFaultRunTests {
         case (.apnsUnregistered?, _): "410 Unregistered"
         case (.apnsBadDeviceToken?, _): "400 BadDeviceToken"
         case (.fcmUnregistered?, _): "404 UNREGISTERED"
+        case (.webpushGone?, _): "410 Gone"
         case (.tooManyRequests?, _): "429 TooManyRequests"
         case (.quotaExceeded?, _): "429 QUOTA_EXCEEDED"
         case (.internalServerError?, .apns): "500 InternalServerError"
         case (.internalServerError?, .fcm): "500 INTERNAL"
+        case (.internalServerError?, .webpush): "500 InternalServerError"
         case (.serviceUnavailable?, .apns): "503 ServiceUnavailable"
         case (.serviceUnavailable?, .fcm): "503 UNAVAILABLE"
+        case (.serviceUnavailable?, .webpush): "503 ServiceUnavailable"
         case (.refusedStream?, _): "refused_stream"
         case (.dropConnection?, _): "dropped_connection"
         }
@@ -59,6 +62,8 @@ struct LaneFaultRunTests {
                 return Prediction(kind: .invalidToken, reason: "BadDeviceToken", attempts: 0, answers: answers)
             case .fcmUnregistered?:
                 return Prediction(kind: .invalidToken, reason: "UNREGISTERED", attempts: 0, answers: answers)
+            case .webpushGone?:
+                return Prediction(kind: .invalidToken, reason: "Gone", attempts: 0, answers: answers)
             case .refusedStream?:
                 continue
             case .tooManyRequests?, .internalServerError?, .serviceUnavailable?, .quotaExceeded?, .dropConnection?:

@@ -30,6 +30,7 @@ final class EmulatorFixture: Sendable {
         var configuration = EmulatorConfiguration(tls: sharedTLS)
         configuration.apns = credentials.apnsAccount
         configuration.fcm = credentials.fcmAccount
+        configuration.webPush = credentials.webPushAccount
         configuration.threads = 2
         configure(&configuration)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-emulator-tests-\(UUID().uuidString)")
