@@ -8,10 +8,14 @@ public struct AudienceGenerator: Sendable {
     public var seed: UInt64
     /// Share of customers (0…1) whose `first_name` and `event_title` are hostile strings.
     public var hostileFraction: Double
+    /// Subscriptions web devices use in turn (the first web device the first one, …) instead
+    /// of made-up ones: an emulator's, so that a staged send can be decrypted. Empty: made up.
+    public var webPushSubscriptions: [WebPushSubscriptionList.Subscription]
 
-    public init(seed: UInt64 = 42, hostileFraction: Double = 0) {
+    public init(seed: UInt64 = 42, hostileFraction: Double = 0, webPushSubscriptions: [WebPushSubscriptionList.Subscription] = []) {
         self.seed = seed
         self.hostileFraction = hostileFraction
+        self.webPushSubscriptions = webPushSubscriptions
     }
 
     /// Writes `count` customers to `path` (gzip when it ends in `.gz`). Returns the device count.
@@ -20,8 +24,9 @@ public struct AudienceGenerator: Sendable {
         var rng = SplitMix64(seed: seed)
         var writer = JSONWriter(reservingCapacity: 1 << 20)
         var devices = 0
+        var webDevices = 0
         for index in 1...max(1, count) {
-            devices += appendCustomer(index, rng: &rng, into: &writer)
+            devices += appendCustomer(index, rng: &rng, webDevices: &webDevices, into: &writer)
             if writer.count >= 1 << 20 {
                 try file.write(writer.bytes)
                 writer.removeAll()
@@ -32,8 +37,16 @@ public struct AudienceGenerator: Sendable {
         return devices
     }
 
-    /// Appends one customer line (with its newline); returns its device count.
+    /// Appends one customer line (with its newline); returns its device count. Its web devices
+    /// start again at the first of `webPushSubscriptions`.
     public func appendCustomer(_ index: Int, rng: inout SplitMix64, into w: inout JSONWriter) -> Int {
+        var webDevices = 0
+        return appendCustomer(index, rng: &rng, webDevices: &webDevices, into: &w)
+    }
+
+    /// The same, counting web devices in `webDevices`: the count picks the next of
+    /// `webPushSubscriptions`, so a whole audience uses them round-robin.
+    public func appendCustomer(_ index: Int, rng: inout SplitMix64, webDevices: inout Int, into w: inout JSONWriter) -> Int {
         let hostile = hostileFraction > 0 && rng.nextDouble() < hostileFraction
         w.beginObject()
         w.writeKey("id")
@@ -63,7 +76,7 @@ public struct AudienceGenerator: Sendable {
         w.writeKey("devices")
         w.beginArray()
         let deviceCount = 1 + rng.next(3)
-        for _ in 0..<deviceCount { appendDevice(&rng, into: &w) }
+        for _ in 0..<deviceCount { appendDevice(&rng, webDevices: &webDevices, into: &w) }
         w.endArray()
         w.endObject()
         w.appendRaw(byte: 0x0A)
@@ -71,7 +84,7 @@ public struct AudienceGenerator: Sendable {
         return deviceCount
     }
 
-    func appendDevice(_ rng: inout SplitMix64, into w: inout JSONWriter) {
+    func appendDevice(_ rng: inout SplitMix64, webDevices: inout Int, into w: inout JSONWriter) {
         w.beginObject()
         let roll = rng.next(100)
         switch roll {
@@ -90,14 +103,24 @@ public struct AudienceGenerator: Sendable {
             w.writeKey("token"); w.writeString(Self.fcmToken(&rng))
         case 85..<95:
             w.writeKey("platform"); w.writeString("web")
+            // Made up first in any case: the random stream, and so every other customer, stays
+            // the same with or without real subscriptions.
+            var subscription = WebPushSubscriptionList.Subscription(
+                endpoint: (rng.next(2) == 0 ? "https://fcm.googleapis.com/fcm/send/" : "https://updates.push.services.mozilla.com/wpush/v2/") + Self.randomString(&rng, Self.base64url, 120),
+                p256dh: "B" + Self.randomString(&rng, Self.base64url, 86),
+                auth: Self.randomString(&rng, Self.base64url, 22)
+            )
+            if !webPushSubscriptions.isEmpty {
+                subscription = webPushSubscriptions[webDevices % webPushSubscriptions.count]
+            }
+            webDevices += 1
             w.writeKey("subscription")
             w.beginObject()
-            w.writeKey("endpoint")
-            w.writeString((rng.next(2) == 0 ? "https://fcm.googleapis.com/fcm/send/" : "https://updates.push.services.mozilla.com/wpush/v2/") + Self.randomString(&rng, Self.base64url, 120))
+            w.writeKey("endpoint"); w.writeString(subscription.endpoint)
             w.writeKey("keys")
             w.beginObject()
-            w.writeKey("p256dh"); w.writeString("B" + Self.randomString(&rng, Self.base64url, 86))
-            w.writeKey("auth"); w.writeString(Self.randomString(&rng, Self.base64url, 22))
+            w.writeKey("p256dh"); w.writeString(subscription.p256dh)
+            w.writeKey("auth"); w.writeString(subscription.auth)
             w.endObject()
             w.endObject()
         default:

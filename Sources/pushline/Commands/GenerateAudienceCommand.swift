@@ -12,7 +12,11 @@ struct GenerateAudienceCommand: ParsableCommand {
         Customers have non-ASCII names in many scripts and one to three devices across iOS (APNs, \
         some through FCM), Android, Web Push and Fire OS. With --hostile, that share of customers \
         get first names and event titles full of JSON-hostile text (quotes, backslashes, control \
-        characters, U+2028, emoji sequences, template syntax) to test escaping end to end.
+        characters, U+2028, emoji sequences, template syntax) to test escaping end to end. With \
+        --webpush-subscriptions, web devices take the subscriptions of that NDJSON file in turn \
+        (pushline-emulator writes its own as <state-dir>/webpush-subscriptions.ndjson) instead of \
+        made-up ones, so a send to the emulator can be decrypted; the rest of the audience is the \
+        same as without it.
         """
     )
 
@@ -32,14 +36,27 @@ struct GenerateAudienceCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Share of customers (0 to 1) with hostile personalized values.", valueName: "fraction"))
     var hostile: Double = 0
 
+    @Option(help: ArgumentHelp("Web Push subscriptions (NDJSON, at most 16 MiB and 100000 lines) for the web devices, used round-robin.", valueName: "file"))
+    var webpushSubscriptions: String?
+
     func validate() throws {
         if file.isEmpty { throw ValidationError("FILE must not be empty") }
         if !(1...Self.maxCount).contains(count) { throw ValidationError("COUNT must be between 1 and \(Self.maxCount); got \(count)") }
         if !(0...1).contains(hostile) { throw ValidationError("--hostile must be a number between 0 and 1; got \(hostile)") }
+        if webpushSubscriptions?.isEmpty == true { throw ValidationError("--webpush-subscriptions must not be empty") }
     }
 
     func run() throws {
-        let generator = AudienceGenerator(seed: seed, hostileFraction: hostile)
+        var subscriptions: [WebPushSubscriptionList.Subscription] = []
+        if let webpushSubscriptions {
+            do {
+                subscriptions = try WebPushSubscriptionList.load(webpushSubscriptions).subscriptions
+            } catch {
+                Console.fail(error.description)
+                throw ExitCode(.inputError)
+            }
+        }
+        let generator = AudienceGenerator(seed: seed, hostileFraction: hostile, webPushSubscriptions: subscriptions)
         let devices: Int
         do {
             devices = try generator.write(count: count, to: file)
