@@ -1,28 +1,25 @@
-import Foundation
-import Testing
+public import Foundation
 
 /// `scripts/webpush-check`: Python's `cryptography` decrypting and verifying what Pushline made,
 /// an implementation that shares no code with it. Tests that use it are skipped, saying so,
 /// where `/usr/bin/python3` has no `cryptography` (scripts/system-packages installs it).
-enum WebPushCheck {
-    static let script = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+public enum WebPushCheck {
+    public static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("scripts/webpush-check").path
 
-    static let isAvailable: Bool = {
+    public static let isAvailable: Bool = {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { return false }
         return (try? run(["-c", "import cryptography"], script: false).status) == 0
     }()
 
-    static let skipReason: Comment = "needs /usr/bin/python3 with the cryptography package (apt install python3-cryptography)"
-
-    struct Output {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: Data
+        public var stderr: String
     }
 
-    static func run(_ arguments: [String], script useScript: Bool = true) throws -> Output {
+    public static func run(_ arguments: [String], script useScript: Bool = true) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = useScript ? [script] + arguments : arguments
@@ -36,12 +33,12 @@ enum WebPushCheck {
         return Output(status: process.terminationStatus, stdout: stdout, stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    static func base64url(_ bytes: some Sequence<UInt8>) -> String {
+    public static func base64url(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func bytes(base64url text: String) -> [UInt8]? {
+    public static func bytes(base64url text: String) -> [UInt8]? {
         var padded = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while padded.count % 4 != 0 { padded += "=" }
         return Data(base64Encoded: padded).map(Array.init)

@@ -44,6 +44,9 @@ public struct RequestFlags: OptionSet, Sendable, Hashable {
     /// A Web Push message that could not be encrypted for its subscription (a `p256dh` that is
     /// not a P-256 point): its body is empty and the sender settles it without sending.
     public static let unsealed = RequestFlags(rawValue: 1 << 1)
+    /// The body is an encrypted Web Push message (binary): a dry run with `--dry-run-encrypt`
+    /// shows it in base64url.
+    public static let sealed = RequestFlags(rawValue: 1 << 2)
 }
 
 /// One request of an encoded batch: where it came from, which route it takes, and where its

@@ -17,6 +17,9 @@ public struct RequestHeaderID: Sendable, Hashable, CustomStringConvertible {
     /// The JSON text the dry run shows for an open channel's platform when the input wrote it
     /// with escapes; absent otherwise, and never sent.
     public static let dryRunPlatformText = RequestHeaderID(rawValue: 5)
+    /// The `authorization` value a sending run would add (Web Push VAPID), shown by a dry run
+    /// with `--dry-run-encrypt`; never sent from here (the lane adds its own).
+    public static let dryRunAuthorization = RequestHeaderID(rawValue: 6)
 
     /// The HTTP header name, for items that are headers.
     public var httpName: String? {
@@ -33,6 +36,7 @@ public struct RequestHeaderID: Sendable, Hashable, CustomStringConvertible {
         case .webPushAuth: "webpush-auth"
         case .dryRunTargetText: "dry-run-target-text"
         case .dryRunPlatformText: "dry-run-platform-text"
+        case .dryRunAuthorization: "dry-run-authorization"
         default: "header-\(rawValue)"
         }
     }

@@ -28,6 +28,11 @@ public struct RequestIndex: Sendable {
         entries[i].flags.formUnion(flags)
     }
 
+    /// Points request `i`'s header block at `headers` (a block rebuilt at the arena's end).
+    public mutating func replaceHeaders(of i: Int, with headers: ByteRange) {
+        entries[i].headers = headers
+    }
+
     /// Makes room for `requests` more entries and `bytes` more arena bytes.
     public mutating func reserve(requests: Int, bytes: Int) {
         entries.reserveCapacity(entries.count &+ requests)

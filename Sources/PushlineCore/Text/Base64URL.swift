@@ -1,8 +1,10 @@
-/// Base64url without padding (RFC 7515 §2), the encoding of every JWT segment.
-enum Base64URL {
+/// Base64url without padding (RFC 7515 §2): every JWT segment, the Web Push keys, and the
+/// encrypted Web Push bodies a dry run shows. (The emulator decodes with Foundation instead, so
+/// its checks do not share this code.)
+public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func encode<Bytes: Collection>(_ bytes: Bytes, into output: inout [UInt8]) where Bytes.Element == UInt8 {
+    public static func encode<Bytes: Collection>(_ bytes: Bytes, into output: inout [UInt8]) where Bytes.Element == UInt8 {
         output.reserveCapacity(output.count + (bytes.count / 3 + 1) * 4)
         var iterator = bytes.makeIterator()
         while let b0 = iterator.next() {
@@ -17,14 +19,14 @@ enum Base64URL {
         }
     }
 
-    static func encode<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+    public static func encode<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         var output: [UInt8] = []
         encode(bytes, into: &output)
         return output
     }
 
     /// Decodes unpadded base64url; nil on any other byte or an impossible length.
-    static func decode<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
+    public static func decode<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
         var output: [UInt8] = []
         output.reserveCapacity(text.count * 3 / 4)
         var accumulator: UInt32 = 0

@@ -1,3 +1,4 @@
+import PushlineCore
 import _CryptoExtras
 import Foundation
 

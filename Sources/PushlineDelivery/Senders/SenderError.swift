@@ -25,7 +25,7 @@ public struct SenderError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .unsupportedProvider(let provider):
-            "no sender for provider \(provider) yet (APNs and FCM are sent; use --dry-run for the others)"
+            "no sender for provider \(provider) yet (APNs, FCM and Web Push are sent; use --dry-run for the others)"
         case .credentialsMismatch(let provider, let credentials):
             "provider \(provider) was given \(credentials) credentials"
         case .invalidEndpoint(let provider, let endpoint, let problem):

@@ -1,3 +1,4 @@
+import PushlineCore
 public import Crypto
 
 /// The application server's VAPID key pair (RFC 8292) and its contact (`sub`): what Web Push

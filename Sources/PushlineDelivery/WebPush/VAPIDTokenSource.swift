@@ -1,3 +1,4 @@
+import PushlineCore
 import Crypto
 import Synchronization
 

@@ -1,3 +1,4 @@
+import PushlineCore
 public import Crypto
 
 /// RFC 8291 message encryption (`Content-Encoding: aes128gcm`, RFC 8188): one record, a fresh

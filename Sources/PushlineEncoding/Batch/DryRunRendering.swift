@@ -94,6 +94,31 @@ public enum DryRunLine {
         }
     }
 
+    /// A Web Push request encrypted by `--dry-run-encrypt`: the `authorization` and
+    /// `content-length` a sending run sends, and the exact body in base64url (it is binary).
+    /// A subscription whose keys could not be encrypted for shows `"body":null` and why.
+    @inline(never)
+    static func renderSealed(_ entry: RequestEntry, body: UnsafeRawBufferPointer, authorization: UnsafeRawBufferPointer?, headersHaveMembers: Bool, into w: inout JSONWriter) {
+        guard entry.flags.contains(.sealed) else {
+            w.appendRaw(#"},"body":null,"not_encrypted":"invalid_subscription_key""#)
+            return
+        }
+        var needsComma = headersHaveMembers
+        if let authorization {
+            w.appendRaw(needsComma ? #","authorization":"# : #""authorization":"#)
+            w.resetSeparator()
+            w.writeString(utf8: authorization)
+            needsComma = true
+        }
+        w.appendRaw(needsComma ? #","content-length":"# : #""content-length":"#)
+        w.resetSeparator()
+        w.writeString(String(body.count))
+        w.appendRaw(#"},"body":""#)
+        let encoded = Base64URL.encode(body)
+        encoded.withUnsafeBytes { w.appendRaw($0) }
+        w.appendRaw(#"","body_encoding":"base64url""#)
+    }
+
     static func render(_ entry: RequestEntry, arena: UnsafeRawBufferPointer, framing: DryRunFramingTable.Route, pool: UnsafeRawBufferPointer, into w: inout JSONWriter) {
         func slice(_ range: ByteRange) -> UnsafeRawBufferPointer {
             range.end <= arena.count ? UnsafeRawBufferPointer(rebasing: arena[range.range]) : UnsafeRawBufferPointer(start: nil, count: 0)
@@ -112,6 +137,7 @@ public enum DryRunLine {
 
         var platformText: UnsafeRawBufferPointer?
         var targetText: UnsafeRawBufferPointer?
+        var authorization: UnsafeRawBufferPointer?
         var hasHeaders = false
         if !entry.headers.isEmpty {
             RequestHeaderBlock.forEach(in: arena, block: entry.headers) { id, value in
@@ -119,6 +145,7 @@ public enum DryRunLine {
                 case .dryRunPlatformText: platformText = value
                 case .dryRunTargetText: targetText = value
                 case .apnsCollapseID: hasHeaders = true
+                case .dryRunAuthorization: authorization = value
                 default: break
                 }
             }
@@ -144,9 +171,13 @@ public enum DryRunLine {
                 needsComma = true
             }
         }
-        w.appendRaw(#"},"body":"#)
-        w.resetSeparator()
-        w.writeRawValue(slice(entry.body))
+        if entry.flags.contains(.sealed) || entry.flags.contains(.unsealed) {
+            renderSealed(entry, body: slice(entry.body), authorization: authorization, headersHaveMembers: framing.headersHaveMembers || hasHeaders, into: &w)
+        } else {
+            w.appendRaw(#"},"body":"#)
+            w.resetSeparator()
+            w.writeRawValue(slice(entry.body))
+        }
         if entry.isTruncated { w.appendRaw(#","truncated":true"#) }
         w.appendRaw("}")
         w.appendRaw(byte: 0x0A)

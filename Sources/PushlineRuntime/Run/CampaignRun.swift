@@ -86,6 +86,9 @@ public struct CampaignRun: Sendable {
     /// How long lanes may finish in-flight requests after a stop (`--drain-timeout`): enforced by
     /// `CampaignRunService`'s service group, reported in the summary.
     public var drainTimeout: Duration = .seconds(30)
+    /// A dry run writes each Web Push body encrypted (base64url) with the `authorization` and
+    /// `content-length` it would be sent with (`--dry-run-encrypt`).
+    public var dryRunEncryptsWebPush = false
     /// Gets the run's counts, input offset and lanes while it runs (progress line, metrics file:
     /// `RunObservation`).
     public var observer: RunObserver?
@@ -297,7 +300,7 @@ public struct CampaignRun: Sendable {
             }
             let sink = DryRunSink(
                 executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput,
-                writesDeferred: campaign.quietHours != nil, checkpoint: checkpoint, logger: logger, observer: observer
+                writesDeferred: campaign.quietHours != nil, checkpoint: checkpoint, sealing: dryRunSealing(), logger: logger, observer: observer
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
         }
@@ -492,4 +495,20 @@ func devicesPerSecond(_ devices: Int, seconds: Double) -> Int {
     let rate = Double(devices) / seconds
     guard rate.isFinite else { return 0 }
     return rate >= Double(Int.max) ? Int.max : Int(rate)
+}
+
+extension CampaignRun {
+    /// `--dry-run-encrypt`: the sealing a dry run applies, with the pipeline's VAPID key when
+    /// `providers.webpush` names one (else the lines show no `authorization`).
+    func dryRunSealing() -> WebPushSealing? {
+        guard dryRunEncryptsWebPush else { return nil }
+        var key: VAPIDKey?
+        for configuration in pipeline.delivery.configured {
+            if case .webpush(let vapid) = configuration.credentials { key = vapid }
+        }
+        if key == nil, pipeline.campaign.routeTable.reaches(.webpush) {
+            logger.notice("--dry-run-encrypt: providers.webpush names no vapid_private_key, so the Web Push lines show no authorization header")
+        }
+        return WebPushSealing(routes: pipeline.campaign.routeTable, dryRunWith: key)
+    }
 }

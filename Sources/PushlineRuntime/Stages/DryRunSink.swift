@@ -57,6 +57,8 @@ public actor DryRunSink: RequestSink {
 
     private let executor: DedicatedThreadExecutor
     private let renderer: DryRunRenderer
+    /// `--dry-run-encrypt`: Web Push bodies as a sending run sends them.
+    private let sealing: WebPushSealing?
     private let providers: [Provider]
     private let folder: String
     private let gzip: Bool
@@ -75,7 +77,11 @@ public actor DryRunSink: RequestSink {
         self.init(executor: executor, routes: routes, folder: folder, gzip: gzip, writesDeferred: writesDeferred, checkpoint: nil, logger: logger, observer: observer)
     }
 
-    init(executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, checkpoint: CheckpointPlan?, logger: Logger, observer: RunObserver? = nil) {
+    init(
+        executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, checkpoint: CheckpointPlan?,
+        sealing: WebPushSealing? = nil, logger: Logger, observer: RunObserver? = nil
+    ) {
+        self.sealing = sealing
         self.checkpointPlan = checkpoint
         self.writesDeferred = writesDeferred
         self.executor = executor
@@ -87,8 +93,10 @@ public actor DryRunSink: RequestSink {
         self.observer = observer
     }
 
-    /// Renders the batch's request lines from its index, on the encode worker (docs/benchmarks.md).
+    /// Renders the batch's request lines from its index, on the encode worker (docs/benchmarks.md);
+    /// with `--dry-run-encrypt`, Web Push bodies are encrypted first.
     public nonisolated func prepare(_ batch: inout EncodedBatch) {
+        sealing?.seal(&batch.index)
         renderer.render(&batch)
     }
 

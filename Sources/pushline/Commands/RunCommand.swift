@@ -31,6 +31,9 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Write the requests to files instead of sending them.")
     var dryRun = false
 
+    @Flag(help: "With --dry-run: encrypt each Web Push body as a send would (RFC 8291, a fresh key per message) and write it in base64url, with its authorization (VAPID, when providers.webpush has a key) and content-length.")
+    var dryRunEncrypt = false
+
     @Flag(help: "Send FCM requests with validate_only: true (FCM checks them, delivers nothing); APNs has no such mode, so APNs devices are skipped (reason validate_only). Only when sending.")
     var validateOnly = false
 
@@ -65,6 +68,9 @@ struct RunCommand: AsyncParsableCommand {
     func validate() throws {
         if output?.isEmpty == true { throw ValidationError("--output must not be empty") }
         if audience?.isEmpty == true { throw ValidationError("--audience must not be empty (use - for standard input)") }
+        if dryRunEncrypt && !dryRun {
+            throw ValidationError("--dry-run-encrypt encrypts the Web Push bodies a dry run writes: add --dry-run")
+        }
         if validateOnly && dryRun {
             throw ValidationError("--validate-only asks FCM to check the requests while sending; it cannot be combined with --dry-run")
         }
@@ -135,6 +141,7 @@ struct RunCommand: AsyncParsableCommand {
         run.moveUnfinishedRunAside = force
         resumeOptions.apply(to: &run, resuming: resuming)
         run.drainTimeout = .seconds(drainTimeout)
+        run.dryRunEncryptsWebPush = dryRunEncrypt
         let observation = RunObservation(
             settings: settings, audiencePath: audiencePath, sending: { if case .send = decision.mode { true } else { false } }(), liveLine: liveLine, logger: logger
         )

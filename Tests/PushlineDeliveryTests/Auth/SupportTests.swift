@@ -1,4 +1,5 @@
 import Foundation
+import PushlineCore
 @testable import PushlineDelivery
 import Testing
 

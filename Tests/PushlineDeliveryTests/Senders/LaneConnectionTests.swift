@@ -113,9 +113,12 @@ struct LaneConnectionTests {
                     return error.description
                 }
             }
+            var adm = apns
+            adm.provider = .adm
+            #expect(message(adm)?.contains("no sender for provider adm") == true)
             var webpush = apns
             webpush.provider = .webpush
-            #expect(message(webpush)?.contains("no sender for provider webpush") == true)
+            #expect(message(webpush) == "provider webpush was given APNs credentials")
             var mixed = apns
             mixed.credentials = fcm.credentials
             #expect(message(mixed) == "provider apns was given FCM credentials")

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PushlineCore
 import PushlineDelivery
+import PushlineTestSupport
 import Testing
 
 @Suite("VAPID (RFC 8292)")
@@ -32,7 +33,7 @@ struct VAPIDTests {
     }
 
     @Test("an independent verifier (Python cryptography) accepts the token for its audience",
-          .enabled(if: WebPushCheck.isAvailable, WebPushCheck.skipReason))
+          .enabled(if: WebPushCheck.isAvailable, "needs /usr/bin/python3 with the cryptography package (apt install python3-cryptography)"))
     func independentVerification() throws {
         let clock = TestClock(unixTime: 1_800_000_000)
         let key = try VAPIDKey(privateKey: privateKey, subject: "https://example.com/contact")

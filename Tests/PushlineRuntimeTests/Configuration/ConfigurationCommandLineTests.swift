@@ -86,18 +86,30 @@ struct ConfigurationCommandLineTests {
         let f = try CredentialFixture.files()
         let scratch = try Scratch()
         let pipeline = scratch.file("p.yaml")
-        let yaml = DeliveryConfigurationTests.pipeline(DeliveryConfigurationTests.apns(f) + DeliveryConfigurationTests.fcm(f), deviceTypes: "[ios, web]")
+        let yaml = DeliveryConfigurationTests.pipeline(DeliveryConfigurationTests.apns(f) + DeliveryConfigurationTests.fcm(f), deviceTypes: "[ios, amazon]")
         try yaml.write(toFile: pipeline, atomically: true, encoding: .utf8)
         let outcome = try PushlineBinary.run(["validate", pipeline])
         #expect(outcome.status == 2)
         #expect(outcome.stderrLines == [
-            "\(pipeline):2:15: error: device_types: sending to Web Push is not available in this version (web devices): run with --dry-run, or send only to ios and android devices",
+            "\(pipeline):2:15: error: device_types: sending to ADM is not available in this version (amazon devices): run with --dry-run, or send only to ios, android and web devices",
             "pushline: error: \(pipeline): invalid pipeline to send (1 error); nothing was read",
         ])
         // The same pipeline dry-runs.
         let audience = scratch.file("a.ndjson")
-        try #"{"id":"c1","devices":[{"platform":"web","token":"https://push.example/x"}]}"#.write(toFile: audience, atomically: true, encoding: .utf8)
+        try #"{"id":"c1","devices":[{"platform":"amazon","token":"amzn1.adm-registration.v3.abc"}]}"#.write(toFile: audience, atomically: true, encoding: .utf8)
         let dry = try PushlineBinary.run(["run", pipeline, "--dry-run", "--audience", audience, "--output", scratch.file("out"), "--log-level", "critical"])
         #expect(dry.status == 0 || dry.status == 3, "\(dry.stderr)")
+    }
+
+    @Test func validateAsksForTheVAPIDKeyWhenWebDevicesGoToWebPush() throws {
+        let f = try CredentialFixture.files()
+        let scratch = try Scratch()
+        let pipeline = scratch.file("p.yaml")
+        let yaml = DeliveryConfigurationTests.pipeline(DeliveryConfigurationTests.apns(f) + DeliveryConfigurationTests.fcm(f), deviceTypes: "[ios, web]")
+        try yaml.write(toFile: pipeline, atomically: true, encoding: .utf8)
+        let outcome = try PushlineBinary.run(["validate", pipeline])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderrLines.count == 2)
+        #expect(outcome.stderrLines.first?.contains("error: providers.webpush.vapid_private_key: is required to send: web devices go to Web Push") == true, "\(outcome.stderr)")
     }
 }

@@ -326,11 +326,12 @@ struct DeliveryConfigurationTests {
     @Test func channelsWithoutASenderAreRefusedForSending() throws {
         let f = try CredentialFixture.files()
         let scratch = try Scratch()
-        let yaml = Self.pipeline(Self.apns(f) + Self.fcm(f) + "  sms: { url: \"https://hooks.example/sms\" }\n", deviceTypes: "[ios, web, sms]")
+        let yaml = Self.pipeline(Self.apns(f) + Self.fcm(f) + "  sms: { url: \"https://hooks.example/sms\" }\n", deviceTypes: "[ios, web, amazon, sms]")
         let loaded = try Self.load(yaml, in: scratch)
         #expect(loaded.delivery.sendingProblems.map(\.description) == [
-            "2:15: error: device_types: sending to Web Push is not available in this version (web devices): run with --dry-run, or send only to ios and android devices",
-            "2:15: error: device_types: sending to webhooks is not available in this version (sms devices): run with --dry-run, or send only to ios and android devices",
+            "6:3: error: providers.webpush.vapid_private_key: is required to send: web devices go to Web Push; add vapid_private_key (the key the site's subscriptions were made with) and subject to providers.webpush (or run with --dry-run)",
+            "2:15: error: device_types: sending to ADM is not available in this version (amazon devices): run with --dry-run, or send only to ios, android and web devices",
+            "2:15: error: device_types: sending to webhooks is not available in this version (sms devices): run with --dry-run, or send only to ios, android and web devices",
         ])
     }
 

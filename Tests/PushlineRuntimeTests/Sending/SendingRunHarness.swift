@@ -20,14 +20,19 @@ struct SendingRunHarness {
     let scratch: Scratch
     var credentials: EmulatorCredentials { Self.credentials }
 
-    static func start(faults: FaultPlan = FaultPlan()) async throws -> SendingRunHarness {
+    /// `configure`: more emulator settings (Web Push), with the scratch folder the run uses.
+    static func start(
+        faults: FaultPlan = FaultPlan(), configure: (inout EmulatorConfiguration, Scratch) -> Void = { _, _ in }
+    ) async throws -> SendingRunHarness {
         var configuration = EmulatorConfiguration(tls: tls)
         configuration.apns = credentials.apnsAccount
         configuration.fcm = credentials.fcmAccount
         configuration.faults = faults
         configuration.threads = 2
+        let scratch = try Scratch()
+        configure(&configuration, scratch)
         let emulator = try await ProviderEmulator.start(configuration)
-        let harness = SendingRunHarness(emulator: emulator, scratch: try Scratch())
+        let harness = SendingRunHarness(emulator: emulator, scratch: scratch)
         try tls.certificatePEM.write(toFile: harness.scratch.file("ca.pem"), atomically: true, encoding: .utf8)
         try credentials.apnsKeyPEM.write(toFile: harness.scratch.file("AuthKey.p8"), atomically: true, encoding: .utf8)
         try credentials.serviceAccountJSON(tokenURI: emulator.tokenURI)
@@ -92,6 +97,18 @@ struct SendingRunHarness {
         guard let observation else { return await run.run() }
         run.observer = observation.observer
         return await observation.observe { [run] in await run.run() }
+    }
+}
+
+extension SendingRunHarness {
+    /// The same pipeline as a dry run into `output`.
+    func runDryRun(pipelinePath: String, output: String, encrypt: Bool = false) async throws -> RunReport {
+        let loaded = try PipelineLoader.load(path: pipelinePath, now: 1_800_000_000, environment: [:])
+        var run = CampaignRun(
+            pipeline: loaded, audiencePath: loaded.audiencePath!, outputFolder: output, workers: 2, mode: .dryRun, logger: LogRecorder().logger
+        )
+        run.dryRunEncryptsWebPush = encrypt
+        return await run.run()
     }
 }
 

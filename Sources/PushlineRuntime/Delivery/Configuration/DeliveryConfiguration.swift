@@ -52,7 +52,7 @@ public struct DeliveryConfiguration: Sendable {
             case .webpush:
                 log.error(ConfigPath("providers.webpush.vapid_private_key"), "is required to send: \(devices) go to Web Push; add vapid_private_key (the key the site's subscriptions were made with) and subject to providers.webpush (or run with --dry-run)", at: providers?["webpush"] ?? providers ?? root)
             case .adm, .webhook:
-                log.error(ConfigPath("device_types"), "sending to \(Self.name(of: provider)) is not available in this version (\(devices)): run with --dry-run, or send only to ios and android devices", at: root["device_types"] ?? root)
+                log.error(ConfigPath("device_types"), "sending to \(Self.name(of: provider)) is not available in this version (\(devices)): run with --dry-run, or send only to ios, android and web devices", at: root["device_types"] ?? root)
             }
         }
         return log.diagnostics
