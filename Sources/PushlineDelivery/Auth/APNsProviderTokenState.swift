@@ -72,18 +72,8 @@ public struct APNsProviderTokenState: Sendable {
         // The ids are checked ASCII letters and digits: nothing to escape.
         let header = #"{"alg":"ES256","kid":"\#(key.keyID)"}"#
         let claims = #"{"iss":"\#(key.teamID)","iat":\#(issuedAt)}"#
-        var signingInput = Base64URL.encode(Array(header.utf8))
-        signingInput.append(UInt8(ascii: "."))
-        Base64URL.encode(Array(claims.utf8), into: &signingInput)
-        let signature: P256.Signing.ECDSASignature
-        do {
-            signature = try key.privateKey.signature(for: signingInput)
-        } catch {
-            throw .signingFailed
-        }
-        signingInput.append(UInt8(ascii: "."))
-        Base64URL.encode(signature.rawRepresentation, into: &signingInput)
-        return String(decoding: signingInput, as: UTF8.self)
+        guard let jwt = ES256JWT.sign(header: header, claims: claims, scalar: key.privateKeyScalar) else { throw .signingFailed }
+        return jwt
     }
 }
 

@@ -10,10 +10,6 @@ public struct APNsSigningKey: Sendable, CustomStringConvertible, CustomDebugStri
     /// only from swift-crypto 4, and the key is rebuilt only once per token (50 minutes).
     let privateKeyScalar: [UInt8]
 
-    var privateKey: P256.Signing.PrivateKey {
-        get throws { try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar) }
-    }
-
     /// A .p8 is about 250 bytes; anything past this is not one.
     static let fileLimit = 16 * 1024
 

@@ -59,6 +59,19 @@ public struct LaneReport: Sendable {
     public var inFlight = 0
 
     public init(provider: Provider) { self.provider = provider }
+
+    /// Adds a share's report (a transfer thread's, a push service's): counts and rates summed,
+    /// the first stop message kept.
+    mutating func add(_ share: LaneReport) {
+        stoppedBecause = stoppedBecause ?? share.stoppedBecause
+        attempts += share.attempts
+        retries += share.retries
+        finalRatePerSecond += share.finalRatePerSecond
+        slowdowns += share.slowdowns
+        pauses += share.pauses
+        connectionsOpened += share.connectionsOpened
+        inFlight += share.inFlight
+    }
 }
 
 /// How one provider's lane is set up: filled from the pipeline's `providers:` block (and its

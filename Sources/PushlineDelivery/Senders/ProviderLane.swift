@@ -54,17 +54,7 @@ final class ProviderLane: DeliveryLane {
     /// summed, the rate the sum of the shares, the first stop message.
     func report() async -> LaneReport {
         var total = LaneReport(provider: provider)
-        for host in hosts {
-            let report = host.report()
-            total.stoppedBecause = total.stoppedBecause ?? report.stoppedBecause
-            total.attempts += report.attempts
-            total.retries += report.retries
-            total.finalRatePerSecond += report.finalRatePerSecond
-            total.slowdowns += report.slowdowns
-            total.pauses += report.pauses
-            total.connectionsOpened += report.connectionsOpened
-            total.inFlight += report.inFlight
-        }
+        for host in hosts { total.add(host.report()) }
         return total
     }
 }

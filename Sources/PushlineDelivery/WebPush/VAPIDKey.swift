@@ -15,10 +15,6 @@ public struct VAPIDKey: Sendable, CustomStringConvertible, CustomDebugStringConv
     /// A PEM key is about 250 bytes; anything past this is not one.
     static let fileLimit = 16 * 1024
 
-    var privateKey: P256.Signing.PrivateKey {
-        get throws { try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar) }
-    }
-
     public init(privateKey: P256.Signing.PrivateKey, subject: String) throws(VAPIDError) {
         try Self.checkSubject(subject)
         privateKeyScalar = Array(privateKey.rawRepresentation)

@@ -54,20 +54,10 @@ public final class VAPIDTokenSource: Sendable {
         // neither needs escaping.
         let header = #"{"typ":"JWT","alg":"ES256"}"#
         let claims = #"{"aud":"\#(audience)","exp":\#(expiresAt),"sub":"\#(key.subject)"}"#
-        var jwt = Base64URL.encode(Array(header.utf8))
-        jwt.append(UInt8(ascii: "."))
-        Base64URL.encode(Array(claims.utf8), into: &jwt)
-        let signature: P256.Signing.ECDSASignature
-        do {
-            signature = try key.privateKey.signature(for: jwt)
-        } catch {
-            throw .signingFailed
-        }
-        jwt.append(UInt8(ascii: "."))
-        Base64URL.encode(signature.rawRepresentation, into: &jwt)
+        guard let jwt = ES256JWT.sign(header: header, claims: claims, scalar: key.privateKeyScalar) else { throw .signingFailed }
         return VAPIDToken(
             audience: audience, expiresAtUnixTime: expiresAt, signedAt: now,
-            authorizationHeaderValue: "vapid t=" + String(decoding: jwt, as: UTF8.self) + ", k=" + key.publicKeyText
+            authorizationHeaderValue: "vapid t=" + jwt + ", k=" + key.publicKeyText
         )
     }
 }

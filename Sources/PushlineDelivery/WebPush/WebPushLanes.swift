@@ -177,17 +177,7 @@ actor WebPushLanes: DeliveryLane {
 
     func report() async -> LaneReport {
         var total = LaneReport(provider: .webpush)
-        for lane in lanes {
-            let report = await lane.report()
-            total.stoppedBecause = total.stoppedBecause ?? report.stoppedBecause
-            total.attempts += report.attempts
-            total.retries += report.retries
-            total.finalRatePerSecond += report.finalRatePerSecond
-            total.slowdowns += report.slowdowns
-            total.pauses += report.pauses
-            total.connectionsOpened += report.connectionsOpened
-            total.inFlight += report.inFlight
-        }
+        for lane in lanes { total.add(await lane.report()) }
         return total
     }
 

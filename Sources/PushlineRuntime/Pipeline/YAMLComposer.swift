@@ -224,7 +224,8 @@ struct YAMLComposer {
         if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }),
            text.first.map({ $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." }) == true,
            let double = Double(text) {
-            if !double.isFinite { throw fail("the number \(Self.excerpt(text)) is out of range", line, column) }
+            // An id such as an APNs key id `40E0629867` reads as a float in YAML: say how to keep it text.
+            if !double.isFinite { throw fail("the number \(Self.excerpt(text)) is out of range (quote it if it is text: \"\(Self.excerpt(text))\")", line, column) }
             return .double(double)
         }
         return .string(text)

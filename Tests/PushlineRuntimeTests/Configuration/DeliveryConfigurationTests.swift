@@ -23,7 +23,7 @@ struct DeliveryConfigurationTests {
     }
 
     static func apns(_ f: CredentialFixture.Files, extra: String = "") -> String {
-        "  apns: { team_id: \(f.teamID), key_id: \(f.keyID), key_file: \"\(f.keyFile)\", topic: com.example.pushline\(extra) }\n"
+        "  apns: { team_id: \"\(f.teamID)\", key_id: \"\(f.keyID)\", key_file: \"\(f.keyFile)\", topic: com.example.pushline\(extra) }\n"
     }
 
     static func fcm(_ f: CredentialFixture.Files, extra: String = "") -> String {
@@ -128,7 +128,7 @@ struct DeliveryConfigurationTests {
     /// One APNs key varied in block style: a credential key is moved to line 10, any other is added
     /// at line 11; its value starts at column 5 + key + 2.
     static func apnsBlock(_ f: CredentialFixture.Files, replacing key: String, with value: String) -> String {
-        var members = [("team_id", f.teamID), ("key_id", f.keyID), ("key_file", "\"\(f.keyFile)\"")].filter { $0.0 != key }
+        var members = [("team_id", "\"\(f.teamID)\""), ("key_id", "\"\(f.keyID)\""), ("key_file", "\"\(f.keyFile)\"")].filter { $0.0 != key }
         members.append((key, value))
         return Self.pipeline("  apns:\n    topic: com.example.pushline\n" + members.map { "    \($0.0): \($0.1)\n" }.joined() + Self.fcm(f))
     }

@@ -28,7 +28,7 @@ struct ProvidersFileTests {
         let providersPath = scratch.file("providers.yaml")
         try """
         providers:
-          apns: { team_id: \(f.teamID), key_id: \(f.keyID), key_file: "\(f.keyFile)", topic: com.example.pushline, endpoint: "https://127.0.0.1:9" }
+          apns: { team_id: "\(f.teamID)", key_id: "\(f.keyID)", key_file: "\(f.keyFile)", topic: com.example.pushline, endpoint: "https://127.0.0.1:9" }
           fcm: { service_account: "\(f.serviceAccount)" }
         """.write(toFile: providersPath, atomically: true, encoding: .utf8)
         let loaded = try PipelineLoader.load(path: pipelinePath, now: 1_800_000_000, environment: [:], providersPath: providersPath)
@@ -54,7 +54,7 @@ struct ProvidersFileTests {
         try FileManager.default.copyItem(atPath: f.serviceAccount, toPath: folder + "/account.json")
         try """
         providers:
-          apns: { team_id: \(f.teamID), key_id: \(f.keyID), key_file: key.p8, topic: com.example.pushline }
+          apns: { team_id: "\(f.teamID)", key_id: "\(f.keyID)", key_file: key.p8, topic: com.example.pushline }
           fcm: { service_account: account.json }
         """.write(toFile: folder + "/providers.yaml", atomically: true, encoding: .utf8)
         let loaded = try PipelineLoader.load(path: pipelinePath, now: 1_800_000_000, environment: [:], providersPath: folder + "/providers.yaml")

@@ -55,8 +55,8 @@ struct SendingRunHarness {
             collapse_id: "c-{{ id }}"
         providers:
           apns:
-            team_id: \(credentials.teamID)
-            key_id: \(credentials.keyID)
+            team_id: "\(credentials.teamID)"
+            key_id: "\(credentials.keyID)"
             key_file: \(apnsKeyFile)
             topic: \(credentials.topic)
             endpoint: "\(emulator.endpoint)"
