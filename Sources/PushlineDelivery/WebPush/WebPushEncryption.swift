@@ -33,10 +33,37 @@ public enum WebPushEncryption {
     public static func seal(
         _ plaintext: UnsafeRawBufferPointer, p256dh: [UInt8], auth: [UInt8], into output: inout [UInt8]
     ) throws(Failure) {
-        var salt = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
-        for i in salt.indices { salt[i] = UInt8.random(in: .min ... .max, using: &generator) }
-        try seal(plaintext, p256dh: p256dh, auth: auth, senderKey: P256.KeyAgreement.PrivateKey(), salt: salt, into: &output)
+        let salt = randomBytes(16, using: &generator)
+        try seal(plaintext, p256dh: p256dh, auth: auth, senderKey: ephemeralKey(using: &generator), salt: salt, into: &output)
+    }
+
+    /// A fresh P-256 key from 32 random bytes. `P256.KeyAgreement.PrivateKey()` costs about
+    /// four times as much: it runs BoringSSL's FIPS pairwise check (an ECDSA sign and verify)
+    /// on each key and draws again until the public key is "compact representable", half of
+    /// them (docs/benchmarks.md, "Web Push encryption"). A scalar of 0 or at least the group
+    /// order (one draw in 2^32) is refused by swift-crypto and drawn again.
+    static func ephemeralKey(using generator: inout some RandomNumberGenerator) throws(Failure) -> P256.KeyAgreement.PrivateKey {
+        for _ in 0..<8 {
+            let scalar = randomBytes(32, using: &generator)
+            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: scalar) { return key }
+        }
+        throw .cipher
+    }
+
+    /// `count` random bytes, eight per draw (the system generator makes a system call per draw).
+    static func randomBytes(_ count: Int, using generator: inout some RandomNumberGenerator) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var i = 0
+        while i < count {
+            var word = generator.next()
+            for _ in 0..<min(8, count - i) {
+                bytes[i] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                i += 1
+            }
+        }
+        return bytes
     }
 
     /// The same with the subscription's keys as the audience writes them (base64url, padding
