@@ -120,7 +120,6 @@ actor WebPushLanes: DeliveryLane {
             )
             lanes.append(lane)
             forward(lane)
-            logger?("webpush: sending to \(name) (\(addresses.map(\.description).joined(separator: ", "))): \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate)")
             return .lane(lane)
         } catch {
             return refuse("\(name): \(error.description)")
