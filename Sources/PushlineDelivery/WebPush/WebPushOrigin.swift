@@ -83,9 +83,12 @@ public struct WebPushOrigin: Sendable, Hashable, CustomStringConvertible {
     /// The origin's addresses when its host is a literal or `localhost`, else nil (a name to
     /// resolve). Parsing with `inet_pton` is the same parser libcurl uses.
     public var literalAddress: IPAddress? {
-        if host == "localhost" || host.hasSuffix(".localhost") { return .v4([127, 0, 0, 1]) }
+        if isLocalhostName { return .v4([127, 0, 0, 1]) }
         return IPAddress(parsing: host, v6: isIPv6Literal)
     }
+
+    /// `localhost` and its subdomains: loopback by definition (RFC 6761), never resolved.
+    private var isLocalhostName: Bool { host == "localhost" || host.hasSuffix(".localhost") }
 
     /// Resolves the host (once per origin) and refuses it when any address is private, loopback
     /// or link-local and `allowPrivate` is false. The addresses returned are the ones checked:
@@ -127,7 +130,8 @@ public struct WebPushOrigin: Sendable, Hashable, CustomStringConvertible {
     /// `host:port:address[,address…]`, libcurl's `CURLOPT_RESOLVE` entry pinning the checked
     /// addresses; nil for a literal host (curl does not resolve it).
     public func resolveEntry(_ addresses: [IPAddress]) -> String? {
-        guard literalAddress == nil || host == "localhost" || host.hasSuffix(".localhost") else { return nil }
+        // An IP literal is connected to as written; a name (localhost too) is pinned.
+        guard isLocalhostName || literalAddress == nil else { return nil }
         let list = addresses.map { $0.isV6 ? "[\($0)]" : $0.description }.joined(separator: ",")
         return "\(host):\(port):\(list)"
     }
