@@ -87,10 +87,18 @@ actor WebPushLanes: DeliveryLane {
             break
         }
         if let known = origins[origin] { return known }
+        // A hostile audience can name millions of distinct hosts: past the lanes and this many
+        // refused origins, a new one is neither resolved nor remembered (bounded memory and DNS work).
+        guard origins.count < settings.pushServices + Self.refusedOriginsRemembered else {
+            return .refused(.failed(reason: LaneFailureReason.tooManyPushServices, httpStatus: 0, attempts: 0))
+        }
         let made = makeOrigin(sample)
         origins[origin] = made
         return made
     }
+
+    /// Refused origins (private, unresolvable, malformed) remembered besides the lanes.
+    static let refusedOriginsRemembered = 256
 
     private func makeOrigin(_ sample: OutgoingRequest) -> OriginState {
         let target = sample.bytes[sample.entry.target]
