@@ -21,7 +21,8 @@ enum MessagingMapping {
            constant.unicodeScalars.count > ProviderLimits.smsCharacters {
             context.log.error(path / "alert", "is \(constant.unicodeScalars.count) characters, over the \(ProviderLimits.smsCharacters) an SMS may hold (give a shorter sms.alert)", at: alertNode)
         }
-        fields.append(.limitedText(key: "text", value: text, limit: .characters(ProviderLimits.smsCharacters), role: .body))
+        // The gateway's cost of the text actually sent (after truncation): "encoding" and "segments".
+        fields.append(.limitedText(key: "text", value: text, limit: .characters(ProviderLimits.smsCharacters), role: .body, reportsSegments: true))
         // Absolute UNIX seconds; at most (and by default) 48 hours after the run starts.
         guard var expiry = ExpiryRule.timestamp(now: context.now, plus: NotificationSchema.smsMaxExpiry) else {
             context.log.error(p / "expiry", "the run's clock (\(context.now)) plus the 48 hours an SMS may wait is out of range", at: notification)

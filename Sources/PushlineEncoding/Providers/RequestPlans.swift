@@ -77,7 +77,9 @@ public struct WebhookPlan: Sendable {
 public enum WebhookField: Sendable {
     case member(PayloadMember)
     /// Text with a channel limit (SMS characters, email body bytes), checked per recipient.
-    case limitedText(key: String, value: TemplatedValue, limit: TextLimit, role: TextRole)
+    /// `reportsSegments`: followed by `"encoding"` and `"segments"` (``SMSSegments`` of the text
+    /// sent), for the `sms` body's `text`.
+    case limitedText(key: String, value: TemplatedValue, limit: TextLimit, role: TextRole, reportsSegments: Bool = false)
 }
 
 public enum TextLimit: Sendable, Equatable {

@@ -2,7 +2,8 @@ import PushlineCore
 
 /// Encodes one webhook request for an SMS, email or open-channel device:
 /// `POST <providers.<channel>.url>` with `{"channel": …, "to": <address>, …}`. The target range
-/// is the unescaped address (the body carries it as JSON).
+/// is the unescaped address (the body carries it as JSON). An `sms` body's `text` is followed by
+/// `"encoding"` and `"segments"`, counted on the text sent (after truncation).
 enum WebhookEncoder {
     static func encode(
         _ plan: WebhookPlan, device: RoutedDevice,
@@ -39,7 +40,7 @@ enum WebhookEncoder {
                 if try !member.value.write(into: &w, context: &context, omitIfEmpty: member.omitIfEmpty) {
                     w.truncate(to: keyMark, needsComma: hadComma)
                 }
-            case .limitedText(let key, let value, let limit, _):
+            case .limitedText(let key, let value, let limit, _, let reportsSegments):
                 try value.renderRaw(record: context.record, into: &context.scratch)
                 var text = context.scratch.bytes
                 let size = limit.measure(text)
@@ -52,6 +53,13 @@ enum WebhookEncoder {
                 }
                 w.writeKey(key)
                 w.writeString(utf8: text)
+                if reportsSegments {
+                    let segments = SMSSegments(utf8: text)
+                    w.writeKey("encoding" as StaticString)
+                    w.writeString(segments.encoding.name)
+                    w.writeKey("segments" as StaticString)
+                    w.writeInt(segments.parts)
+                }
             }
         }
         w.endObject()

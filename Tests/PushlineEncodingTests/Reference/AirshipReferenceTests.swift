@@ -231,9 +231,11 @@ struct AirshipReferenceTests {
            "expiry": 172800, "shorten_links": true}}
         """#), now: 1_800_000_000)
         let out = try encode(campaign, Reference.line(Reference.sms))
+        // The text is 119 characters, all in GSM-7's default alphabet (: ? = _ - / . included): one part.
         #expect(jsonEqual(out.body("sms"), json(#"""
         {"channel":"sms","to":"+15551234567",
          "text":"A shorter alert with a link for SMS users to click https://www.example.com/long/form/url?ua-tag-add=this_group:this_tag",
+         "encoding":"GSM-7","segments":1,
          "expiry":1800172800,"shorten_links":true}
         """#)), "\(out.body("sms") ?? "nil")")
     }
