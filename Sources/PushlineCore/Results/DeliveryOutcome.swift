@@ -34,13 +34,19 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
     }
 
     private let storage: Storage
+    /// A sent device's new token, named by the provider (ADM's 200 with another registration
+    /// id): delivered, and the old token should be replaced.
+    public private(set) var replacementToken: String?
 
     public static let written = DeliveryOutcome(storage: .written)
 
     /// `providerID`: APNs `apns-id` or the FCM message name (`projects/…/messages/…`).
     /// `possibleDuplicate`: an earlier attempt failed after its body may have reached the server.
-    public static func sent(providerID: String?, attempts: Int, possibleDuplicate: Bool = false) -> Self {
-        DeliveryOutcome(storage: .sent(providerID: providerID, attempts: max(1, attempts), possibleDuplicate: possibleDuplicate))
+    /// `replacementToken`: the provider named a new token for the device (see `replacementToken`).
+    public static func sent(providerID: String?, attempts: Int, possibleDuplicate: Bool = false, replacementToken: String? = nil) -> Self {
+        var outcome = DeliveryOutcome(storage: .sent(providerID: providerID, attempts: max(1, attempts), possibleDuplicate: possibleDuplicate))
+        outcome.replacementToken = replacementToken
+        return outcome
     }
 
     /// `reason`: the provider's reason (`Unregistered`, `BadDeviceToken`, `UNREGISTERED`…);
@@ -130,7 +136,7 @@ public struct DeliveryOutcome: Sendable, Equatable, CustomStringConvertible {
     /// run sending again what a killed run may have had on the wire). Others are unchanged.
     public func markedPossibleDuplicate() -> DeliveryOutcome {
         switch storage {
-        case .sent(let id, let attempts, _): .sent(providerID: id, attempts: attempts, possibleDuplicate: true)
+        case .sent(let id, let attempts, _): .sent(providerID: id, attempts: attempts, possibleDuplicate: true, replacementToken: replacementToken)
         case .failed(let reason, let status, let attempts, _): .failed(reason: reason, httpStatus: status, attempts: attempts, possibleDuplicate: true)
         case .unsent(let reason, let attempts, _): .unsent(reason: reason, attempts: attempts, possibleDuplicate: true)
         default: self

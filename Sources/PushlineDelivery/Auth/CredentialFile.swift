@@ -57,3 +57,14 @@ enum CredentialFile {
 private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     read(fd, buffer, count)
 }
+
+extension String {
+    /// Without surrounding spaces, tabs and line ends: a credential file's final newline.
+    func trimmingWhitespace() -> String {
+        let bytes = Array(utf8)
+        var start = 0, end = bytes.count
+        while start < end, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) { start += 1 }
+        while end > start, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[end - 1]) { end -= 1 }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+}

@@ -12,7 +12,7 @@ public enum FCMAssertion {
     /// `base64url(header) . base64url(claims) . base64url(RSASSA-PKCS1-v1_5 SHA-256 signature)`
     /// with header `{"alg":"RS256","typ":"JWT","kid":private_key_id}` and claims iss, scope,
     /// aud = token_uri, iat, exp = iat + 3600.
-    static func make(account: FCMServiceAccount, issuedAt: Int64) throws(FCMAuthError) -> String {
+    static func make(account: FCMServiceAccount, issuedAt: Int64) throws(OAuthError) -> String {
         // Every interpolated field was checked free of quotes, backslashes and control bytes.
         let header = #"{"alg":"RS256","typ":"JWT","kid":"\#(account.privateKeyID)"}"#
         let (expiry, overflow) = issuedAt.addingReportingOverflow(lifetimeSeconds)
@@ -33,7 +33,7 @@ public enum FCMAssertion {
     }
 
     /// The token request for an assertion signed at `issuedAt` (wall-clock UNIX seconds).
-    public static func tokenRequest(account: FCMServiceAccount, issuedAt: Int64) throws(FCMAuthError) -> OAuthTokenRequest {
+    public static func tokenRequest(account: FCMServiceAccount, issuedAt: Int64) throws(OAuthError) -> OAuthTokenRequest {
         let assertion = try make(account: account, issuedAt: issuedAt)
         // The grant type is written as RFC 7523 and PROVIDERS.md show it: ':' is allowed unescaped
         // in a form value and Google's endpoint takes it; the assertion is base64url and '.', all

@@ -13,7 +13,7 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible, CustomDebugS
     /// A service-account file is about 2.3 KB.
     static let fileLimit = 64 * 1024
 
-    public static func load(path: String) throws(FCMAuthError) -> Self {
+    public static func load(path: String) throws(OAuthError) -> Self {
         let bytes: [UInt8]
         do {
             bytes = try CredentialFile.read(path, limit: fileLimit)
@@ -24,7 +24,7 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible, CustomDebugS
     }
 
     /// Parses the file's bytes; `path` names it in errors.
-    public init(json bytes: [UInt8], path: String) throws(FCMAuthError) {
+    public init(json bytes: [UInt8], path: String) throws(OAuthError) {
         let root: JSONValue
         do {
             root = try JSONDocument(bytes: bytes, maxDepth: 16).root
@@ -34,7 +34,7 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible, CustomDebugS
         guard root.kind == .object else {
             throw .serviceAccountFile(path: path, problem: "is not a JSON object")
         }
-        func field(_ name: String) throws(FCMAuthError) -> String {
+        func field(_ name: String) throws(OAuthError) -> String {
             guard let value = root[name] else {
                 throw .serviceAccountField(path: path, field: name, problem: "is missing")
             }
@@ -109,7 +109,7 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible, CustomDebugS
 
     private static func check(
         _ value: String, path: String, field: String, limit: Int, rule: String, allowed: (UInt8) -> Bool
-    ) throws(FCMAuthError) {
+    ) throws(OAuthError) {
         guard value.utf8.count <= limit else {
             throw .serviceAccountField(path: path, field: field, problem: "is longer than \(limit) bytes")
         }

@@ -6,7 +6,7 @@ public struct OAuthTokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// The granted lifetime, clamped to 1 s … `maximumLifetime`.
     public let expiresIn: Duration
 
-    /// Google grants 3599 s; a longer grant (an emulator, a hostile server) is cut to a day so
+    /// Google grants 3599 s, Amazon 3600 s; a longer grant (an emulator, a hostile server) is cut to a day so
     /// that the token is asked for again at least daily and no arithmetic overflows.
     public static let maximumLifetime: Duration = .seconds(86_400)
     static let accessTokenLimit = 8 * 1024
@@ -22,9 +22,9 @@ public struct OAuthTokenResponse: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "OAuthTokenResponse(expires_in: \(expiresIn), access_token: redacted)" }
 
     /// Reads the endpoint's answer: 200 with `{access_token, expires_in, token_type: Bearer}`,
-    /// or an error of the kind `FCMAuthError.isRetryable` tells (429, 5xx and no response are
+    /// or an error of the kind `OAuthError.isRetryable` tells (429, 5xx and no response are
     /// retryable; any other status means the account or `token_uri` is wrong).
-    public static func parse(_ response: OAuthHTTPResponse) throws(FCMAuthError) -> Self {
+    public static func parse(_ response: OAuthHTTPResponse, service: OAuthService = .fcm) throws(OAuthError) -> Self {
         // A body cut by the transport, or longer than is read, is said to be that: a prefix of
         // JSON would otherwise be reported as "not JSON".
         let overLimit = response.bodyTruncatedAt ?? (response.body.count > bodyLimit ? bodyLimit : nil)
@@ -32,45 +32,45 @@ public struct OAuthTokenResponse: Sendable, Equatable, CustomStringConvertible {
             let detail = overLimit.map(ResponseBody.overLimit) ?? errorDetail(response.body)
             switch response.status {
             case 0, 408, 429, 500...599:
-                throw .tokenEndpointUnavailable(status: response.status, detail: detail)
+                throw .tokenEndpointUnavailable(service, status: response.status, detail: detail)
             default:
-                throw .tokenEndpointRejected(status: response.status, detail: detail)
+                throw .tokenEndpointRejected(service, status: response.status, detail: detail)
             }
         }
         if let overLimit {
-            throw .tokenResponseInvalid("\(ResponseBody.overLimit(overLimit)) (an access token is at most \(accessTokenLimit) bytes)")
+            throw .tokenResponseInvalid(service, "\(ResponseBody.overLimit(overLimit)) (an access token is at most \(accessTokenLimit) bytes)")
         }
         let root: JSONValue
         do {
             root = try JSONDocument(bytes: response.body, maxDepth: 16).root
         } catch {
-            throw .tokenResponseInvalid("not JSON (\(error.description))")
+            throw .tokenResponseInvalid(service, "not JSON (\(error.description))")
         }
-        guard root.kind == .object else { throw .tokenResponseInvalid("not a JSON object") }
+        guard root.kind == .object else { throw .tokenResponseInvalid(service, "not a JSON object") }
 
-        guard let tokenValue = root["access_token"] else { throw .tokenResponseInvalid("no access_token") }
+        guard let tokenValue = root["access_token"] else { throw .tokenResponseInvalid(service, "no access_token") }
         guard let token = tokenValue.stringValue, !token.isEmpty else {
-            throw .tokenResponseInvalid("access_token is not a non-empty string")
+            throw .tokenResponseInvalid(service, "access_token is not a non-empty string")
         }
         guard token.utf8.count <= accessTokenLimit else {
-            throw .tokenResponseInvalid("access_token is longer than \(accessTokenLimit) bytes")
+            throw .tokenResponseInvalid(service, "access_token is longer than \(accessTokenLimit) bytes")
         }
         // It goes into an HTTP header: visible ASCII only (RFC 6750's b64token is a subset).
         guard token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw .tokenResponseInvalid("access_token holds bytes that cannot go into an HTTP header")
+            throw .tokenResponseInvalid(service, "access_token holds bytes that cannot go into an HTTP header")
         }
 
-        guard let type = root["token_type"]?.stringValue else { throw .tokenResponseInvalid("no token_type") }
+        guard let type = root["token_type"]?.stringValue else { throw .tokenResponseInvalid(service, "no token_type") }
         guard type.lowercased() == "bearer" else {
-            throw .tokenResponseInvalid("token_type is '\(PrintableText.bounded(type, limit: 32))', expected Bearer")
+            throw .tokenResponseInvalid(service, "token_type is '\(PrintableText.bounded(type, limit: 32))', expected Bearer")
         }
 
-        guard let expiresValue = root["expires_in"] else { throw .tokenResponseInvalid("no expires_in") }
+        guard let expiresValue = root["expires_in"] else { throw .tokenResponseInvalid(service, "no expires_in") }
         // An integer, or a number with a fraction; anything else, zero or negative is refused.
         guard let seconds = expiresValue.doubleValue, seconds.isFinite else {
-            throw .tokenResponseInvalid("expires_in is not a number")
+            throw .tokenResponseInvalid(service, "expires_in is not a number")
         }
-        guard seconds >= 1 else { throw .tokenResponseInvalid("expires_in is \(seconds <= 0 ? "not positive" : "under a second")") }
+        guard seconds >= 1 else { throw .tokenResponseInvalid(service, "expires_in is \(seconds <= 0 ? "not positive" : "under a second")") }
         let maximum = DurationMath.seconds(maximumLifetime)
         let lifetime = seconds >= maximum ? maximumLifetime : (DurationMath.duration(seconds: seconds) ?? maximumLifetime)
         return Self(accessToken: token, expiresIn: lifetime)

@@ -16,11 +16,15 @@ public struct ResponseClassification: Sendable, Equatable, CustomStringConvertib
     public let retryAfter: RetryAfter?
     /// The provider's reason, typed, when the body named one.
     public let providerReason: ProviderErrorReason?
+    /// A sent request's device has a new token, which the provider named (ADM's 200 with another
+    /// `registrationID`): the CRM should replace the old one.
+    public let replacementToken: String?
 
     public init(
         outcome: ResponseOutcome, status: Int, reason: String, message: String? = nil, retryAfter: RetryAfter? = nil,
-        providerReason: ProviderErrorReason? = nil
+        providerReason: ProviderErrorReason? = nil, replacementToken: String? = nil
     ) {
+        self.replacementToken = replacementToken
         self.outcome = outcome
         self.status = status
         self.reason = reason

@@ -97,6 +97,9 @@ public struct SenderSettings: Sendable {
     /// Web Push: send to endpoints whose host is private, loopback or link-local (tests, an
     /// emulator, an on-premises push service). Off: such endpoints are refused unsent.
     public var allowPrivateEndpoints: Bool
+    /// Webhooks: what makes each message's `webhook-id` unique to its run (the campaign and its
+    /// first start; a resumed run keeps it), so ids repeat across retries and resumes only.
+    public var webhookIDNamespace = ""
 
     public init(
         endpoint: String? = nil, caFile: String? = nil, connections: Int, streamsPerConnection: Int, rate: SendRate,
@@ -122,6 +125,10 @@ public enum ProviderCredentials: Sendable {
     case fcm(FCMServiceAccount)
     /// Web Push: the VAPID key pair and subject every push service sees.
     case webpush(VAPIDKey)
+    /// ADM: the security profile's client credentials.
+    case adm(ADMClientCredentials)
+    /// Webhooks: each configured channel with its signing key and settings.
+    case webhooks([WebhookChannel])
 }
 
 /// Everything a run needs to send to one provider.

@@ -2,7 +2,7 @@ public import PushlineCore
 
 /// Builds the sending lane of one provider.
 public enum ProviderSenders {
-    /// The lane for `configuration.provider` (APNs, FCM or Web Push), sending the requests of `routes`'
+    /// The lane for `configuration.provider` (APNs, FCM, Web Push, ADM or webhooks), sending the requests of `routes`'
     /// routes to that provider. The transport (and, for FCM, the OAuth exchange with the
     /// service account's `token_uri`) starts here; nothing is sent before `send`.
     ///
@@ -12,7 +12,7 @@ public enum ProviderSenders {
     ///   never a secret.
     ///
     /// Throws `SenderError` for a provider without a sender, credentials of another provider,
-    /// an `endpoint` that is not `https://host[:port]`, an FCM `token_uri` that is not https,
+    /// an `endpoint` that is not `https://host[:port]`, an FCM or ADM `token_uri` that is not https,
     /// or a transport that cannot start (an unreadable `ca_file`).
     public static func make(
         _ configuration: ProviderSendConfiguration,
@@ -46,15 +46,25 @@ public enum ProviderSenders {
                 throw .transport(provider: provider.rawValue, detail: error.description)
             }
             oauth = exchange
-            let tokens = FCMAccessTokenProvider(account: account, clock: clock) { request in await exchange.post(request) }
-            authenticator = .fcm(tokens, clientEmail: account.clientEmail)
+            authenticator = .oauth(OAuthAccessTokenProvider(grant: account, clock: clock) { request in await exchange.post(request) })
+        case (.adm, .adm(let client)):
+            guard client.tokenEndpoint.isTLS else { throw .tokenEndpointNotTLS(uri: client.tokenEndpoint.uri) }
+            let exchange: OAuthExchange
+            do {
+                exchange = try OAuthExchange(caFile: settings.caFile)
+            } catch {
+                throw .transport(provider: provider.rawValue, detail: error.description)
+            }
+            oauth = exchange
+            authenticator = .oauth(OAuthAccessTokenProvider(grant: client, clock: clock) { request in await exchange.post(request) })
         case (.webpush, .webpush(let key)):
             // One lane per push service, made when its first request comes.
             return WebPushLanes(key: key, settings: settings, routes: routes, clock: clock, seed: seed, logger: logger)
-        case (.apns, _), (.fcm, _), (.webpush, _):
+        case (.webhook, .webhooks(let channels)):
+            // One lane per channel, each with its own settings and key.
+            return WebhookLanes(channels: channels, routes: routes, namespace: settings.webhookIDNamespace, clock: clock, seed: seed, logger: logger)
+        case (.apns, _), (.fcm, _), (.webpush, _), (.adm, _), (.webhook, _):
             throw .credentialsMismatch(provider: provider.rawValue, credentials: configuration.credentials.name)
-        default:
-            throw .unsupportedProvider(provider.rawValue)
         }
         return try lane(
             provider: provider, settings: settings, routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
@@ -67,7 +77,8 @@ public enum ProviderSenders {
     /// (a Web Push origin's checked addresses).
     static func lane(
         provider: Provider, settings: SenderSettings, routes: LaneRoutes, authenticator: LaneAuthenticator, oauth: OAuthExchange?,
-        clock: any DeliveryClock, seed: UInt64, logger: (@Sendable (String) -> Void)?, pinnedAddresses: [String] = []
+        clock: any DeliveryClock, seed: UInt64, logger: (@Sendable (String) -> Void)?, pinnedAddresses: [String] = [],
+        allowsHTTP1: Bool = false
     ) throws(SenderError) -> ProviderLane {
         // Every request yields at most two events, and the run's batch window bounds the
         // requests given to a lane whose events are not yet read (docs/delivery.md).
@@ -91,9 +102,10 @@ public enum ProviderSenders {
             do {
                 var transportConfiguration = TransportConfiguration(
                     connections: share.connections, streamsPerConnection: share.streamsPerConnection, caFile: settings.caFile,
-                    capturedHeaderNames: ["apns-id", "retry-after"]
+                    capturedHeaderNames: ["apns-id", "retry-after", "x-amzn-requestid"]
                 )
                 transportConfiguration.pinnedAddresses = pinnedAddresses
+                transportConfiguration.allowsHTTP1 = allowsHTTP1
                 let transport = try HTTP2Transport(transportConfiguration, host: host)
                 host.attach(transport)
                 hosts.append(host)
@@ -116,6 +128,8 @@ extension ProviderCredentials {
         case .apns: "APNs"
         case .fcm: "FCM"
         case .webpush: "Web Push (VAPID)"
+        case .adm: "ADM"
+        case .webhooks: "webhook signing keys"
         }
     }
 }

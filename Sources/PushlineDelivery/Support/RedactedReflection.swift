@@ -14,7 +14,7 @@ extension FCMServiceAccount: CustomReflectable {
     }
 }
 
-extension FCMAccessToken: CustomReflectable {
+extension OAuthAccessToken: CustomReflectable {
     public var customMirror: Mirror { Mirror(self, children: ["generation": generation]) }
 }
 

@@ -61,7 +61,8 @@ final class TransferLoop: @unchecked Sendable {
             maxBodyBytes: configuration.maxResponseBodyBytes,
             capturedNames: configuration.capturedHeaderNames.map { Array($0.lowercased().utf8) },
             maxHeaderValueBytes: configuration.maxHeaderValueBytes,
-            alpn: ALPNReader.load()
+            // Without the check, a connection that negotiated HTTP/1.1 is used as it is.
+            alpn: configuration.allowsHTTP1 ? nil : ALPNReader.load()
         )
         caBundle = CABundleChoice(trustAnchors: trustAnchors)
         var pinned: UnsafeMutablePointer<curl_slist>?
@@ -220,7 +221,7 @@ final class TransferLoop: @unchecked Sendable {
             result = .notHTTP2
             let name = refused.isEmpty ? "nothing" : String(decoding: refused.map { (0x21...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
             detail = "the server at \(Self.origin(of: slot.request?.url)) does not speak HTTP/2 (ALPN gave \(name))"
-        } else if status > 0, version != Int(CURL_HTTP_VERSION_2_0) {
+        } else if status > 0, version != Int(CURL_HTTP_VERSION_2_0), !configuration.allowsHTTP1 {
             // Only reachable when the ALPN check could not run (a libcurl not on OpenSSL).
             result = .notHTTP2
             detail = "the server at \(Self.origin(of: slot.request?.url)) does not speak HTTP/2 (it answered over HTTP/1)"

@@ -29,6 +29,10 @@ public struct TransportConfiguration: Sendable {
     /// `host:port:address[,address…]` entries (`CURLOPT_RESOLVE`): connect to exactly these
     /// addresses, checked before (a Web Push origin's), instead of resolving the name again.
     public var pinnedAddresses: [String] = []
+    /// Take HTTP/1.1 when the server's ALPN offers nothing better (a webhook receiver, a token
+    /// endpoint). Off: such a connection is refused before a request is written (`notHTTP2`),
+    /// as APNs, FCM and push services speak HTTP/2.
+    public var allowsHTTP1 = false
 
     public init(
         connections: Int = 1,

@@ -89,11 +89,30 @@ public enum PipelineSchema {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 
+    /// ADM: the security profile's client id and secret (the secret in a file, or inline), the
+    /// Login with Amazon token endpoint, and the lane settings.
     public static let admProvider = ObjectSchema("providers.adm", [
         SchemaProperty("client_id", .string(.constant)),
+        // A file holding the client secret alone (kept out of the pipeline file).
+        SchemaProperty("client_secret_file", .string(.constant)),
         SchemaProperty("client_secret", .string(.constant)),
-        SchemaProperty("rate", .string(.constant)),
-    ])
+        // Default https://api.amazon.com/auth/O2/token.
+        SchemaProperty("token_uri", .string(.constant)),
+    ] + sendingProperties, rules: [admCredentialsRule, sendingRule])
+
+    static let admCredentialsRule: SchemaRule = { node, path, log, _ in
+        let secrets = ["client_secret_file", "client_secret"].filter { node[$0] != nil }
+        if secrets.count > 1 {
+            log.error(path / "client_secret", "give client_secret_file or client_secret, not both", at: node)
+        }
+        if node["client_id"] != nil, secrets.isEmpty {
+            log.error(path / "client_secret_file", "is required with client_id (the security profile's client secret, in a file)", at: node)
+        }
+        if node["client_id"] == nil, !secrets.isEmpty {
+            log.error(path / "client_id", "is required with \(secrets[0]) (the security profile's client id)", at: node)
+        }
+        nonEmpty(["client_id", "client_secret_file", "client_secret", "token_uri"], in: node, path: path, log: &log)
+    }
 
     /// Web Push: the VAPID key and subject, and the lane settings, which hold per push service
     /// origin (each subscription endpoint is its own URL, so there is no `endpoint`).
@@ -129,8 +148,9 @@ public enum PipelineSchema {
     /// SMS (and MMS), email and open channels: where their requests are POSTed.
     public static let webhookProvider = ObjectSchema("webhook", [
         SchemaProperty("url", .string(.constant), required: true),
-        SchemaProperty("rate", .string(.constant)),
-    ], rules: [webhookURLRule])
+        // The Standard Webhooks secret (`whsec_…`) requests are signed with, in a file.
+        SchemaProperty("secret_file", .string(.constant)),
+    ] + sendingProperties.filter { $0.name != "endpoint" }, rules: [webhookURLRule, sendingRule])
 
     static let webhookURLRule: SchemaRule = { node, path, log, _ in
         guard let url = node["url"], let text = url.stringValue else { return }

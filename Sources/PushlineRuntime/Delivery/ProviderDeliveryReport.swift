@@ -15,6 +15,9 @@ public struct ProviderDeliveryReport: Sendable {
     /// Devices read but not settled with the provider because the run was stopped.
     public var unsent = 0
     public var possibleDuplicates = 0
+    /// Sent devices whose token the provider replaced (ADM): each also has a `replaced` line in
+    /// `invalid-tokens.ndjson`.
+    public var tokensReplaced = 0
     /// Requests handed to the lane.
     public var handed = 0
     /// From the first submission to the final completion, per request that reached the wire.
@@ -33,6 +36,7 @@ public struct ProviderDeliveryReport: Sendable {
         case .sent:
             sent += 1
             if outcome.possibleDuplicate { possibleDuplicates += 1 }
+            if outcome.replacementToken != nil { tokensReplaced += 1 }
         case .invalidToken:
             invalidToken += 1
         case .failed:

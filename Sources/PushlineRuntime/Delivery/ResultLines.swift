@@ -9,7 +9,8 @@ import PushlineDelivery
 ///   `possible_duplicate: true` only when an earlier attempt may have been delivered.
 /// - `invalid-tokens.ndjson`: `token`, `platform`, `provider`, `reason`, `timestamp` (only when
 ///   APNs gave one: milliseconds since 1970 when the token stopped being valid), `recipient`,
-///   `line`, `device`.
+///   `line`, `device`. A delivered device whose token the provider replaced (ADM) has a line too:
+///   `reason: "replaced"` with `new_token`.
 /// - `failed.ndjson`: `recipient`, `line`, `device`, `provider`, `reason`, `status` (the last
 ///   HTTP status, 0 when there was none), `attempts` (0 when it never reached the wire), and
 ///   `possible_duplicate: true` only when an attempt may have reached the provider (a request
@@ -57,6 +58,27 @@ enum ResultLines {
         identity(request, into: &w)
         end(&w)
     }
+
+    /// A sent device whose provider named a new token (ADM's 200 with another registration id):
+    /// `token` (the one sent), `platform`, `provider`, `reason: "replaced"`, `new_token`, and the
+    /// device's identity. Its `sent.ndjson` line says it was delivered.
+    static func replacedToken(_ request: OutgoingRequest, provider: Provider, platform: String, replacement: String, into w: inout JSONWriter) {
+        w.beginObject()
+        w.writeKey("token")
+        w.writeString(utf8: request.bytes[request.entry.target])
+        w.writeKey("platform")
+        w.writeString(platform)
+        w.writeKey("provider")
+        w.writeString(provider.rawValue)
+        w.writeKey("reason")
+        w.writeString(replacedReason)
+        w.writeKey("new_token")
+        w.writeString(replacement)
+        identity(request, into: &w)
+        end(&w)
+    }
+
+    static let replacedReason = "replaced"
 
     static func failed(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
         w.beginObject()

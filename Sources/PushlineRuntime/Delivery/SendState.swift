@@ -278,10 +278,12 @@ final class SendState {
         switch outcome.kind {
         case .sent:
             ResultLines.sent(request, provider: provider, outcome: outcome, into: &sent.buffer)
+            if let replacement = outcome.replacementToken {
+                // Delivered, and the device has a new token the CRM should store.
+                ResultLines.replacedToken(request, provider: provider, platform: platform(of: request), replacement: replacement, into: &invalidTokens.buffer)
+            }
         case .invalidToken:
-            let route = request.entry.route.index
-            let platform = route < routePlatform.count ? routePlatform[route] : ""
-            ResultLines.invalidToken(request, provider: provider, platform: platform, outcome: outcome, into: &invalidTokens.buffer)
+            ResultLines.invalidToken(request, provider: provider, platform: platform(of: request), outcome: outcome, into: &invalidTokens.buffer)
         case .failed:
             ResultLines.failed(request, provider: provider, outcome: outcome, into: &failed.buffer)
         case .unsent:
@@ -290,6 +292,11 @@ final class SendState {
             // No result line (a lane produces neither written nor rejected).
             break
         }
+    }
+
+    private func platform(of request: OutgoingRequest) -> String {
+        let route = request.entry.route.index
+        return route < routePlatform.count ? routePlatform[route] : ""
     }
 
     // MARK: Checkpoints

@@ -82,7 +82,7 @@ public enum PipelineLoader {
         loaded.clock = now
         loaded.delivery = DeliveryConfiguration(
             configured: delivery.configured,
-            sendingProblems: DeliveryConfiguration.sendingProblems(campaign: campaign, root: root, configured: Set(delivery.configured.map(\.provider)))
+            sendingProblems: DeliveryConfiguration.sendingProblems(campaign: campaign, root: root, configured: delivery.configured)
         )
         return loaded
     }

@@ -251,7 +251,10 @@ public struct CampaignRun: Sendable {
         // fails the run with nothing read or sent.
         var lanes: [any DeliveryLane] = []
         if let sending {
-            for configuration in sending.configurations where !lanes.contains(where: { $0.provider == configuration.provider }) {
+            // Webhook ids repeat across a message's retries and a resumed run's resend only.
+            let firstStart = checkpoint?.journal.firstStartedAt ?? ISO8601DateFormatter().string(from: startedAt)
+            for var configuration in sending.configurations where !lanes.contains(where: { $0.provider == configuration.provider }) {
+                configuration.settings.webhookIDNamespace = "\(campaign.name)\n\(firstStart)"
                 do {
                     lanes.append(try laneFactory(configuration, campaign.routeTable))
                 } catch {

@@ -121,6 +121,7 @@ enum RunSummary {
                 "attempts": lane?.attempts ?? 0,
                 "retries": lane?.retries ?? 0,
                 "possible_duplicates": provider.possibleDuplicates,
+                "tokens_replaced": provider.tokensReplaced,
                 "latency": latency,
                 "sending_seconds": (seconds * 1000).rounded() / 1000,
                 "sent_per_second": (provider.sentPerSecond * 10).rounded() / 10,

@@ -7,7 +7,7 @@ import Testing
 
 @Suite("FCM service account")
 struct FCMServiceAccountTests {
-    func parse(_ text: String) throws(FCMAuthError) -> FCMServiceAccount {
+    func parse(_ text: String) throws(OAuthError) -> FCMServiceAccount {
         try FCMServiceAccount(json: Array(text.utf8), path: "/keys/sa.json")
     }
 
@@ -81,7 +81,7 @@ struct FCMServiceAccountTests {
             ServiceAccountFixture.json(["private_key": "{}"], raw: ["private_key"]),
             "[]", "", "{", "\u{FF}\u{FE}", String(repeating: "[", count: 10_000),
         ] {
-            #expect(throws: FCMAuthError.self) { try parse(text) }
+            #expect(throws: OAuthError.self) { try parse(text) }
         }
     }
 
@@ -100,9 +100,9 @@ struct FCMServiceAccountTests {
     @Test("a P-256 key or an RSA key under 2048 bits is not accepted as the private key")
     func wrongKeys() throws {
         let ec = P256Key.pem
-        #expect(throws: FCMAuthError.self) { try parse(ServiceAccountFixture.json(["private_key": ec])) }
+        #expect(throws: OAuthError.self) { try parse(ServiceAccountFixture.json(["private_key": ec])) }
         let small = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).pemRepresentation
-        #expect(throws: FCMAuthError.self) { try parse(ServiceAccountFixture.json(["private_key": small])) }
+        #expect(throws: OAuthError.self) { try parse(ServiceAccountFixture.json(["private_key": small])) }
     }
 
     @Test("token_uri: https anywhere; http only to 127.0.0.1, localhost or [::1] (an emulator)", arguments: [
@@ -119,7 +119,7 @@ struct FCMServiceAccountTests {
         ("mailto:x@y", false),
     ])
     func tokenURIs(uri: String, accepted: Bool) {
-        let result = Result { () throws(FCMAuthError) in try parse(ServiceAccountFixture.json(["token_uri": uri])) }
+        let result = Result { () throws(OAuthError) in try parse(ServiceAccountFixture.json(["token_uri": uri])) }
         switch result {
         case .success: #expect(accepted, "\(uri) was accepted")
         case .failure(let error): #expect(!accepted, "\(uri): \(error)")

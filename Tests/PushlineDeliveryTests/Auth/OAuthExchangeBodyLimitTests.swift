@@ -20,8 +20,8 @@ struct OAuthExchangeBodyLimitTests {
         return answer
     }
 
-    func parseError(_ answer: OAuthHTTPResponse) -> FCMAuthError? {
-        if case .failure(let error) = Result(catching: { () throws(FCMAuthError) in try OAuthTokenResponse.parse(answer) }) { return error }
+    func parseError(_ answer: OAuthHTTPResponse) -> OAuthError? {
+        if case .failure(let error) = Result(catching: { () throws(OAuthError) in try OAuthTokenResponse.parse(answer) }) { return error }
         return nil
     }
 

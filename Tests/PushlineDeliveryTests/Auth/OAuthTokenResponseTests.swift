@@ -3,8 +3,8 @@ import Testing
 
 @Suite("OAuth token response")
 struct OAuthTokenResponseTests {
-    func parse(_ status: Int, _ body: String) -> Result<OAuthTokenResponse, FCMAuthError> {
-        Result { () throws(FCMAuthError) in try OAuthTokenResponse.parse(OAuthHTTPResponse(status: status, body: Array(body.utf8))) }
+    func parse(_ status: Int, _ body: String) -> Result<OAuthTokenResponse, OAuthError> {
+        Result { () throws(OAuthError) in try OAuthTokenResponse.parse(OAuthHTTPResponse(status: status, body: Array(body.utf8))) }
     }
 
     @Test("Google's answer: the lifetime is expires_in")
@@ -70,7 +70,7 @@ struct OAuthTokenResponseTests {
 
     @Test("a 200 body the transport cut is reported as over the limit, not as 'not JSON'", arguments: [16_384, 100_000, 10_000_000])
     func cutBody(tokenBytes: Int) {
-        let result = Result { () throws(FCMAuthError) in try OAuthTokenResponse.parse(Self.cutAnswer(status: 200, tokenBytes: tokenBytes)) }
+        let result = Result { () throws(OAuthError) in try OAuthTokenResponse.parse(Self.cutAnswer(status: 200, tokenBytes: tokenBytes)) }
         guard case .failure(let error) = result else {
             Issue.record("accepted")
             return
@@ -82,7 +82,7 @@ struct OAuthTokenResponseTests {
     @Test("a body longer than is read, from an exchange that did not cut it, is said to be that")
     func longUncutBody() {
         let body = Array(#"{"access_token":"\#(String(repeating: "a", count: 20_000))","expires_in":3599,"token_type":"Bearer"}"#.utf8)
-        guard case .failure(let error) = Result(catching: { () throws(FCMAuthError) in try OAuthTokenResponse.parse(OAuthHTTPResponse(status: 200, body: body)) }) else {
+        guard case .failure(let error) = Result(catching: { () throws(OAuthError) in try OAuthTokenResponse.parse(OAuthHTTPResponse(status: 200, body: body)) }) else {
             Issue.record("accepted")
             return
         }
@@ -91,7 +91,7 @@ struct OAuthTokenResponseTests {
 
     @Test("an error answer whose body was cut names the status and the cut", arguments: [(400, false), (503, true)])
     func cutErrorBody(status: Int, retryable: Bool) {
-        let result = Result { () throws(FCMAuthError) in try OAuthTokenResponse.parse(Self.cutAnswer(status: status, tokenBytes: 100_000)) }
+        let result = Result { () throws(OAuthError) in try OAuthTokenResponse.parse(Self.cutAnswer(status: status, tokenBytes: 100_000)) }
         guard case .failure(let error) = result else {
             Issue.record("accepted")
             return

@@ -28,7 +28,7 @@ struct SecretRedactionTests {
         // A token endpoint that echoes our assertion and a token back in its errors.
         let echo = #"{"error":"invalid_grant","error_description":"assertion \#(assertion) token \#(accessToken)"}"#
         let endpoint = FakeTokenEndpoint(answers: [grant, grant, OAuthHTTPResponse(status: 400, body: Array(echo.utf8))])
-        let provider = FCMAccessTokenProvider(account: account, clock: TestClock(), exchange: endpoint.exchange)
+        let provider = OAuthAccessTokenProvider(grant: account, clock: TestClock(), exchange: endpoint.exchange)
         let fcmToken = try await provider.accessToken()
         _ = await provider.unauthorized(fcmToken)
         let second = try await provider.accessToken()

@@ -53,7 +53,7 @@ struct HostileInputTests {
                 #expect(Self.isBoundedPrintable(fcm.message ?? "", limit: 300))
                 if case .sent(let id?) = apns.outcome { #expect(Self.isBoundedPrintable(id, limit: 128)) }
                 if status == 200 || status == 401 {
-                    let parsed = Result { () throws(FCMAuthError) in try OAuthTokenResponse.parse(OAuthHTTPResponse(status: status, body: body)) }
+                    let parsed = Result { () throws(OAuthError) in try OAuthTokenResponse.parse(OAuthHTTPResponse(status: status, body: body)) }
                     if case .failure(let error) = parsed {
                         #expect(error.description.utf8.count < 1_000)
                     }

@@ -108,7 +108,7 @@ struct LaneMachineDriver {
         let transfer = inFlight.remove(at: index)
         let completion = LaneStateMachine.Completion(
             slot: transfer.slot, result: result, status: status, body: Array(body.utf8), bodyTruncatedAt: bodyTruncatedAt,
-            apnsID: apnsID.map { Array($0.utf8) },
+            messageID: apnsID.map { Array($0.utf8) },
             retryAfter: retryAfter.map { Array($0.utf8) }, curlCode: curlCode, curlErrorDescription: "curl said no",
             mayHaveBeenDelivered: mayHaveBeenDelivered, wireSends: wireSends, provenUnprocessed: provenUnprocessed
         )

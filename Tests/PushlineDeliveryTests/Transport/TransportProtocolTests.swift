@@ -85,3 +85,27 @@ struct TransportProtocolTests {
         #expect(!unknown.clearCAPath)
     }
 }
+
+/// Webhook receivers and token endpoints may speak only HTTP/1.1: with `allowsHTTP1` the same
+/// server's answer is taken, over HTTP/1.1.
+@Suite(.timeLimit(.minutes(2)))
+struct TransportHTTP1Tests {
+    @Test(arguments: [true, false])
+    func anHTTP1ServerIsAnsweredWhenAllowed(offersALPN: Bool) async throws {
+        let server = try await HTTP1OnlyServer.start(offersALPN: offersALPN)
+        var configuration = TransportConfiguration(connections: 2, streamsPerConnection: 10, caFile: server.certificatePath)
+        configuration.allowsHTTP1 = true
+        let paths = (0..<6).map { "/webhooks/sms/\($0)" }
+        let (responses, counters) = try await sendWire(paths: paths, to: server.baseURL, configuration: configuration)
+        let bytes = server.bytesReceived
+        await server.stop()
+        #expect(responses.count == paths.count)
+        for response in responses {
+            #expect(response.result == .response, "\(response.problemDescription)")
+            #expect(response.status == 200)
+            #expect(response.wireSends == 1)
+        }
+        #expect(bytes > 0)
+        #expect(counters.wireSends == paths.count)
+    }
+}

@@ -55,7 +55,7 @@ struct WebPushLanesTests {
             }
         }
         #expect(tags.count == count)
-        let looked = 2 + WebPushLanes.refusedOriginsRemembered
+        let looked = 2 + WebPushOrigins.refusedOriginsRemembered
         #expect(reasons == [LaneFailureReason.endpointRefused: looked, LaneFailureReason.tooManyPushServices: count - looked])
         let report = await lanes.report()
         #expect(report.attempts == 0 && report.connectionsOpened == 0)

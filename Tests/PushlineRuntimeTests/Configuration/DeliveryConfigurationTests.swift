@@ -323,16 +323,63 @@ struct DeliveryConfigurationTests {
         ])
     }
 
-    @Test func channelsWithoutASenderAreRefusedForSending() throws {
+    @Test func channelsWithoutCredentialsAreRefusedForSendingEachByName() throws {
         let f = try CredentialFixture.files()
         let scratch = try Scratch()
         let yaml = Self.pipeline(Self.apns(f) + Self.fcm(f) + "  sms: { url: \"https://hooks.example/sms\" }\n", deviceTypes: "[ios, web, amazon, sms]")
         let loaded = try Self.load(yaml, in: scratch)
         #expect(loaded.delivery.sendingProblems.map(\.description) == [
             "6:3: error: providers.webpush.vapid_private_key: is required to send: web devices go to Web Push; add vapid_private_key (the key the site's subscriptions were made with) and subject to providers.webpush (or run with --dry-run)",
-            "2:15: error: device_types: sending to ADM is not available in this version (amazon devices): run with --dry-run, or send only to ios, android and web devices",
-            "2:15: error: device_types: sending to webhooks is not available in this version (sms devices): run with --dry-run, or send only to ios, android and web devices",
+            "6:3: error: providers.adm.client_id: is required to send: amazon devices go to ADM; add client_id and client_secret_file (the app's security profile) to providers.adm (or run with --dry-run)",
+            "8:8: error: providers.sms.secret_file: is required to send: sms devices go to the webhook at providers.sms.url, and every request is signed (Standard Webhooks); add a file holding the whsec_ secret the receiver verifies with (or run with --dry-run)",
         ])
+    }
+
+    static let webhookSecret = "whsec_" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
+
+    @Test func admAndWebhookCredentialsAreLoadedAndChannelsGetTheirOwnSettings() throws {
+        let f = try CredentialFixture.files()
+        let scratch = try Scratch()
+        try "amzn-secret\n".write(toFile: scratch.file("adm-secret.txt"), atomically: true, encoding: .utf8)
+        try (Self.webhookSecret + "\n").write(toFile: scratch.file("hooks.txt"), atomically: true, encoding: .utf8)
+        let yaml = Self.pipeline(
+            Self.apns(f) + Self.fcm(f)
+                + "  adm: { client_id: amzn1.application-oa2-client.x, client_secret_file: adm-secret.txt, rate: 50/s }\n"
+                + "  sms: { url: \"https://hooks.example/sms\", secret_file: hooks.txt, rate: 20/s, connections: 2 }\n"
+                + "  \"open::chat\": { url: \"https://hooks.example/chat\", secret_file: hooks.txt }\n",
+            deviceTypes: "[ios, amazon, sms, \"open::chat\"]"
+        )
+        let loaded = try Self.load(yaml, in: scratch)
+        #expect(loaded.delivery.sendingProblems.isEmpty, "\(loaded.delivery.sendingProblems)")
+        let configured = try DeliveryConfiguration.load(pipeline: loaded)
+        #expect(configured.map(\.provider) == [.apns, .fcm, .adm, .webhook])
+        guard case .adm(let client) = configured[2].credentials else { Issue.record("ADM credentials expected"); return }
+        #expect(client.clientID == "amzn1.application-oa2-client.x")
+        #expect(client.tokenEndpoint.uri == "https://api.amazon.com/auth/O2/token")
+        #expect("\(configured[2].settings.rate)".contains("50"))
+        guard case .webhooks(let channels) = configured[3].credentials else { Issue.record("webhook channels expected"); return }
+        #expect(channels.map(\.name) == ["sms", "open::chat"])
+        #expect(channels[0].settings.connections == 2 && channels[1].settings.connections == 4)
+        #expect("\(channels[0].settings.rate)".contains("20") && "\(channels[1].settings.rate)".contains("500"))
+        // Nothing secret in what is printed about them.
+        let described = RunDecision(mode: .send(configured, validateOnly: false), notice: nil).describeProviders().joined(separator: "\n")
+        #expect(!described.contains("amzn-secret") && !described.contains(String(Self.webhookSecret.dropFirst(6).prefix(12))))
+        #expect(described.contains("sms 2 connections"))
+    }
+
+    @Test func badADMAndWebhookSecretsAreNamed() throws {
+        let f = try CredentialFixture.files()
+        let scratch = try Scratch()
+        try "short".write(toFile: scratch.file("hooks.txt"), atomically: true, encoding: .utf8)
+        let yaml = Self.pipeline(
+            Self.apns(f) + Self.fcm(f)
+                + "  adm: { client_id: x, client_secret_file: nothing-here.txt }\n"
+                + "  sms: { url: \"https://hooks.example/sms\", secret_file: hooks.txt }\n",
+            deviceTypes: "[ios, amazon, sms]"
+        )
+        let problems = try Self.diagnostics(yaml, in: scratch)
+        #expect(problems.contains { $0.contains("providers.adm.client_secret_file: ADM client secret file '\(scratch.path)/nothing-here.txt'") }, "\(problems)")
+        #expect(problems.contains { $0.contains("providers.sms.secret_file: file '\(scratch.path)/hooks.txt'") }, "\(problems)")
     }
 
     @Test func onlyReachedProvidersAreSentTo() throws {

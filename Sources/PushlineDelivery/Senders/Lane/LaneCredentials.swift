@@ -2,26 +2,41 @@
 /// was refused, so an old token's rejection does not cause a second refresh).
 enum LaneCredential: Sendable {
     case apns(APNsProviderToken)
-    case fcm(FCMAccessToken)
+    /// An OAuth access token (FCM, ADM).
+    case oauth(OAuthAccessToken)
     case vapid(VAPIDToken)
+    /// Webhooks: each request is signed on its own (`WebhookSigner`), there is no shared line.
+    case webhook(WebhookSigner)
 
-    /// The `authorization` header line.
-    var headerLine: String {
+    /// The `authorization` header line every request sent with it carries; nil when each
+    /// request gets lines of its own (`requestLines`).
+    var headerLine: String? {
         switch self {
         case .apns(let token): "authorization: " + token.authorizationHeaderValue
-        case .fcm(let token): "authorization: " + token.authorizationHeaderValue
+        case .oauth(let token): "authorization: " + token.authorizationHeaderValue
         case .vapid(let token): "authorization: " + token.authorizationHeaderValue
+        case .webhook: nil
         }
+    }
+
+    /// The lines of one request when the credential signs each (webhooks); nil otherwise or
+    /// when the request's route has no key.
+    func requestLines(_ request: OutgoingRequest) -> TransportHeaderLines? {
+        if case .webhook(let signer) = self { return signer.headerLines(for: request) }
+        return nil
     }
 }
 
-/// How a lane authenticates: APNs provider tokens (signed here, shared by every connection) or
-/// FCM access tokens (fetched from the service account's `token_uri`, cached).
+/// How a lane authenticates: APNs provider tokens (signed here, shared by every connection),
+/// OAuth access tokens (FCM, ADM: fetched from the token endpoint, cached), VAPID tokens (one
+/// per push service origin) or webhook signatures.
 enum LaneAuthenticator: Sendable {
     case apns(APNsProviderTokenSource, keyID: String, teamID: String)
-    case fcm(FCMAccessTokenProvider, clientEmail: String)
+    case oauth(OAuthAccessTokenProvider)
     /// Web Push: one lane per push service origin, each with the VAPID token for its `aud`.
     case vapid(VAPIDTokenSource, publicKey: String)
+    /// Webhooks: one lane per channel, signing with its key.
+    case webhook(WebhookSigner, channel: String, keyFingerprint: String)
 
     enum Failure: Error, Sendable {
         /// Try again later (the token endpoint was unreachable or busy).
@@ -32,30 +47,17 @@ enum LaneAuthenticator: Sendable {
 
     /// The credential for the next requests.
     func credential() async throws(Failure) -> LaneCredential {
-        switch self {
-        case .apns(let source, _, _):
-            do {
-                return .apns(try source.token())
-            } catch {
-                throw .fatal(error.description)
-            }
-        case .vapid(let source, _):
-            do {
-                return .vapid(try source.token())
-            } catch {
-                throw .fatal(error.description)
-            }
-        case .fcm(let provider, _):
-            do {
-                return .fcm(try await provider.accessToken())
-            } catch {
-                throw error.isRetryable ? .retryable(error.description) : .fatal(error.description)
-            }
+        if let immediate = immediateCredential() { return try immediate.get() }
+        guard case .oauth(let provider) = self else { throw .fatal("internal error: no credential") }
+        do {
+            return .oauth(try await provider.accessToken())
+        } catch {
+            throw error.isRetryable ? .retryable(error.description) : .fatal(error.description)
         }
     }
 
-    /// The credential without waiting, when it needs no exchange (APNs signs its own tokens);
-    /// nil when it must be fetched (FCM).
+    /// The credential without waiting, when it needs no exchange (APNs and VAPID sign their
+    /// own tokens; webhooks sign each request); nil when it must be fetched (OAuth).
     func immediateCredential() -> Result<LaneCredential, Failure>? {
         switch self {
         case .apns(let source, _, _):
@@ -70,7 +72,9 @@ enum LaneAuthenticator: Sendable {
             } catch {
                 return .failure(.fatal(error.description))
             }
-        case .fcm:
+        case .webhook(let signer, _, _):
+            return .success(.webhook(signer))
+        case .oauth:
             return nil
         }
     }
@@ -83,7 +87,7 @@ enum LaneAuthenticator: Sendable {
     }
 
     /// The provider called `credential` expired (APNs 403 ExpiredProviderToken, FCM 401 without
-    /// a detail): a new credential once, or stop.
+    /// a detail, ADM 401): a new credential once, or stop.
     func rejected(_ credential: LaneCredential) async -> RefreshDecision {
         switch (self, credential) {
         case (.apns(let source, _, _), .apns(let token)):
@@ -95,7 +99,7 @@ enum LaneAuthenticator: Sendable {
             } catch {
                 return .stop(error.description)
             }
-        case (.fcm(let provider, _), .fcm(let token)):
+        case (.oauth(let provider), .oauth(let token)):
             switch await provider.unauthorized(token) {
             case .success: return .resend
             case .failure(let error): return .stop(error.description)
@@ -103,17 +107,25 @@ enum LaneAuthenticator: Sendable {
         case (.vapid, .vapid):
             // No Web Push answer asks for a new token (401 stops the push service's lane).
             return .stop("the push service refused the VAPID token")
+        case (.webhook, .webhook):
+            return .stop("the webhook receiver refused the signature")
         default:
             return .stop("internal error: a credential of another provider")
         }
     }
 
-    /// Who the provider refused, for the stop message: the key and team, or the client email.
+    /// Who the provider refused, for the stop message: the key and team, the client, the
+    /// VAPID key, the channel.
     var identity: String {
         switch self {
         case .apns(_, let keyID, let teamID): "key id \(keyID), team id \(teamID)"
-        case .fcm(_, let clientEmail): "service account \(clientEmail)"
+        case .oauth(let provider):
+            switch provider.grant.service {
+            case .fcm: "service account \(provider.grant.clientName)"
+            case .adm: "client \(provider.grant.clientName)"
+            }
         case .vapid(let source, let publicKey): "VAPID key \(publicKey.prefix(16))… for \(source.audience)"
+        case .webhook(_, let channel, let fingerprint): "the \(channel) webhook (signing key \(fingerprint)…)"
         }
     }
 }

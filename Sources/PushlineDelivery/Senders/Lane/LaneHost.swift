@@ -324,7 +324,7 @@ extension LaneStateMachine.Completion {
         self.init(
             slot: response.slot, result: response.result, status: response.status, body: response.body,
             bodyTruncatedAt: response.bodyTruncated ? response.body.count : nil,
-            apnsID: response.headers["apns-id"].map { Array($0.utf8) },
+            messageID: (response.headers["apns-id"] ?? response.headers["x-amzn-requestid"]).map { Array($0.utf8) },
             retryAfter: response.headers["retry-after"].map { Array($0.utf8) },
             curlCode: response.curlCode, curlErrorDescription: response.problemDescription,
             mayHaveBeenDelivered: response.mayHaveBeenDelivered, wireSends: response.wireSends,

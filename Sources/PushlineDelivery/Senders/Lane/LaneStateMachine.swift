@@ -43,7 +43,8 @@ struct LaneStateMachine {
         var body: [UInt8]
         /// The transport cut the body at this many bytes (it is then classified by its status).
         var bodyTruncatedAt: Int?
-        var apnsID: [UInt8]?
+        /// The message's id as the provider's header gave it: `apns-id` (APNs), `x-amzn-RequestId` (ADM).
+        var messageID: [UInt8]?
         var retryAfter: [UInt8]?
         var curlCode: Int32
         var curlErrorDescription: String
@@ -57,7 +58,7 @@ struct LaneStateMachine {
         var provenUnprocessed: Bool
 
         init(
-            slot: UInt64, result: TransportResult, status: Int = 0, body: [UInt8] = [], bodyTruncatedAt: Int? = nil, apnsID: [UInt8]? = nil,
+            slot: UInt64, result: TransportResult, status: Int = 0, body: [UInt8] = [], bodyTruncatedAt: Int? = nil, messageID: [UInt8]? = nil,
             retryAfter: [UInt8]? = nil, curlCode: Int32 = 0, curlErrorDescription: String = "",
             mayHaveBeenDelivered: Bool? = nil, wireSends: Int? = nil, provenUnprocessed: Bool = false
         ) {
@@ -66,7 +67,7 @@ struct LaneStateMachine {
             self.status = status
             self.body = body
             self.bodyTruncatedAt = bodyTruncatedAt
-            self.apnsID = apnsID
+            self.messageID = messageID
             self.retryAfter = retryAfter
             self.curlCode = curlCode
             self.curlErrorDescription = curlErrorDescription
@@ -363,13 +364,17 @@ struct LaneStateMachine {
                 settle(item, StopReason.providerStopped.outcome(item, status: 0), now: now, into: &actions)
                 continue
             }
-            let classification = classify(completion)
+            let classification = classify(completion, of: item.request)
             item.lastStatus = classification.status
             noteAnswer(classification, completion: completion, now: now, into: &actions)
             switch classification.outcome {
             case .sent(let providerID):
                 limiter.recordSuccess(now: now)
-                settle(item, .sent(providerID: providerID, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
+                let outcome = DeliveryOutcome.sent(
+                    providerID: providerID, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate,
+                    replacementToken: classification.replacementToken
+                )
+                settle(item, outcome, now: now, into: &actions)
             case .invalidToken(let timestamp):
                 settle(item, .invalidToken(reason: classification.reason, timestamp: timestamp), now: now, into: &actions)
             case .permanent:
@@ -385,7 +390,7 @@ struct LaneStateMachine {
                 }
                 // One verdict per credential refused in this batch: a refusal of an older token
                 // than the current one resends without signing again.
-                let key = used.headerLine
+                let key = used.headerLine ?? ""
                 let check: UInt64
                 if let known = refused[key] {
                     check = known.check
@@ -525,7 +530,8 @@ struct LaneStateMachine {
     /// Takes what the limits allow from the due retries and the queue and builds their
     /// transfers with `credential`.
     private mutating func dispatch(with credential: LaneCredential, now: DeliveryInstant, into actions: inout Actions) {
-        let authorization = routes.authorizationLines(credential.headerLine)
+        var shared: TransportHeaderLines?
+        if let line = credential.headerLine { shared = routes.authorizationLines(line) }
         var started = 0
         while started < Self.maxBatch {
             if warming, limit.inFlight > 0 { break }
@@ -548,6 +554,10 @@ struct LaneStateMachine {
             guard var item = fromRetries ? retries.popDue(now: now) : queue.popFirst() else { break }
             let slot = nextSlot
             nextSlot &+= 1
+            guard let authorization = shared ?? credential.requestLines(item.request) else {
+                settle(item, .failed(reason: LaneFailureReason.noRoute, httpStatus: 0, attempts: item.wireSends), now: now, into: &actions)
+                continue
+            }
             switch routes.build(item.request, slot: slot, authorization: authorization, timeoutMilliseconds: timeoutMilliseconds) {
             case .unsendable(let reason):
                 settle(item, .failed(reason: reason, httpStatus: 0, attempts: item.wireSends), now: now, into: &actions)
@@ -668,12 +678,19 @@ struct LaneStateMachine {
         actions.events.append(.settled(SettledRequest(request: item.request, provider: provider, outcome: outcome, latency: latency, wasDeferred: item.deferred)))
     }
 
-    private func classify(_ completion: Completion) -> ResponseClassification {
+    private func classify(_ completion: Completion, of request: OutgoingRequest) -> ResponseClassification {
         let status = completion.result == .response ? completion.status : 0
         switch provider {
+        case .adm:
+            return ADMResponseClassifier.classify(
+                status: status, body: completion.body, sentRegistrationID: request.bytes[request.entry.target],
+                requestID: completion.messageID, retryAfter: completion.retryAfter, bodyTruncatedAt: completion.bodyTruncatedAt
+            )
+        case .webhook:
+            return WebhookResponseClassifier.classify(status: status, retryAfter: completion.retryAfter)
         case .apns:
             return APNsResponseClassifier.classify(
-                status: status, body: completion.body, apnsID: completion.apnsID, retryAfter: completion.retryAfter,
+                status: status, body: completion.body, apnsID: completion.messageID, retryAfter: completion.retryAfter,
                 bodyTruncatedAt: completion.bodyTruncatedAt
             )
         case .webpush:
@@ -709,6 +726,8 @@ struct LaneStateMachine {
         switch provider {
         case .apns: hint = "check team_id, key_id, key_file and environment"
         case .webpush: hint = "check vapid_private_key and subject: the push service refuses the VAPID token"
+        case .adm: hint = "check client_id and client_secret_file, and that Device Messaging is enabled for the app's security profile"
+        case .webhook: hint = "check the channel's url and secret_file: the receiver refuses the signature"
         default: hint = "check the service account, project_id and the account's Firebase roles"
         }
         let message = classification.message.map { ": " + $0 } ?? ""
@@ -720,7 +739,8 @@ struct LaneStateMachine {
         case .apns: "APNs"
         case .fcm: "FCM"
         case .webpush: "Web Push"
-        default: provider.rawValue
+        case .adm: "ADM"
+        case .webhook: "Webhooks"
         }
     }
 

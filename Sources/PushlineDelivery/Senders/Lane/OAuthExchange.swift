@@ -1,7 +1,7 @@
 import Synchronization
 
-/// The FCM OAuth exchange over its own small HTTP/2 transport (the token endpoint is usually
-/// another host than FCM's): one request at a time in practice (`FCMAccessTokenProvider` runs
+/// The OAuth exchange (FCM, ADM) over its own small HTTP/2 transport (the token endpoint is usually
+/// another host than FCM's): one request at a time in practice (`OAuthAccessTokenProvider` runs
 /// one fetch at a time), each answered through a continuation keyed by its slot.
 final class OAuthExchange: Sendable {
     private let transport: HTTP2Transport
@@ -16,10 +16,13 @@ final class OAuthExchange: Sendable {
     static let timeoutMilliseconds = 30_000
 
     init(caFile: String?) throws(TransportError) {
-        transport = try HTTP2Transport(TransportConfiguration(
+        var configuration = TransportConfiguration(
             connections: 1, streamsPerConnection: 4, caFile: caFile, maxResponseBodyBytes: OAuthTokenResponse.bodyLimit,
             capturedHeaderNames: ["retry-after"]
-        ))
+        )
+        // A token endpoint is an ordinary HTTPS service: HTTP/1.1 is fine.
+        configuration.allowsHTTP1 = true
+        transport = try HTTP2Transport(configuration)
         Task { await self.readCompletions() }
     }
 

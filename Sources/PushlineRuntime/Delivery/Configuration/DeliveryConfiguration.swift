@@ -7,11 +7,12 @@ import PushlineEncoding
 /// is read), and what would stop the campaign from sending as configured.
 public struct DeliveryConfiguration: Sendable {
     /// One per provider with credentials (APNs: team_id, key_id, key_file; FCM: service_account;
-    /// Web Push: vapid_private_key and subject),
+    /// Web Push: vapid_private_key and subject; ADM: client_id and client secret; webhooks: one
+    /// for every channel with a secret_file),
     /// in provider order, whether the campaign's routes reach it or not.
     public var configured: [ProviderSendConfiguration]
-    /// Why the campaign cannot send as configured: a route to a provider without credentials or
-    /// without a sender. Errors for `validate` and a sending `run`; a dry run ignores them.
+    /// Why the campaign cannot send as configured: a route to a provider (or webhook channel)
+    /// without credentials. Errors for `validate` and a sending `run`; a dry run ignores them.
     public var sendingProblems: [ConfigDiagnostic]
 
     public init(configured: [ProviderSendConfiguration] = [], sendingProblems: [ConfigDiagnostic] = []) {
@@ -33,17 +34,31 @@ public struct DeliveryConfiguration: Sendable {
         return delivery.configured.filter { reached.contains($0.provider) }
     }
 
-    /// For each provider the routes reach: credentials to send with, and a sender at all.
-    static func sendingProblems(campaign: Campaign, root: ConfigNode, configured: Set<Provider>) -> [ConfigDiagnostic] {
+    /// For each provider the routes reach: credentials to send with (for webhooks, a signing
+    /// secret for each channel reached).
+    static func sendingProblems(campaign: Campaign, root: ConfigNode, configured: [ProviderSendConfiguration]) -> [ConfigDiagnostic] {
         var log = DiagnosticLog()
         let providers = root["providers"]
         let table = campaign.routeTable
-        for provider in table.providers.sorted() where !configured.contains(provider) {
+        let configuredProviders = Set(configured.map(\.provider))
+        var channels: Set<String> = []
+        for configuration in configured {
+            if case .webhooks(let list) = configuration.credentials { channels.formUnion(list.map(\.name)) }
+        }
+        for provider in table.providers.sorted() {
             var platforms: [String] = []
             for route in table.routes where route.provider == provider && !platforms.contains(route.platformName) {
                 platforms.append(route.platformName)
             }
             let devices = "\(platforms.joined(separator: ", ")) devices"
+            if provider == .webhook {
+                for channel in platforms where !channels.contains(channel) {
+                    let node = providers?[channel]
+                    log.error(ConfigPath("providers") / channel / "secret_file", "is required to send: \(channel) devices go to the webhook at providers.\(channel).url, and every request is signed (Standard Webhooks); add a file holding the whsec_ secret the receiver verifies with (or run with --dry-run)", at: node ?? providers ?? root)
+                }
+                continue
+            }
+            guard !configuredProviders.contains(provider) else { continue }
             switch provider {
             case .apns:
                 log.error(ConfigPath("providers.apns.key_file"), "is required to send: \(devices) go to APNs; add team_id, key_id and key_file to providers.apns (or run with --dry-run)", at: providers?["apns"] ?? providers ?? root)
@@ -51,8 +66,10 @@ public struct DeliveryConfiguration: Sendable {
                 log.error(ConfigPath("providers.fcm.service_account"), "is required to send: \(devices) go to FCM; add the service account JSON file to providers.fcm (or run with --dry-run)", at: providers?["fcm"] ?? providers ?? root)
             case .webpush:
                 log.error(ConfigPath("providers.webpush.vapid_private_key"), "is required to send: \(devices) go to Web Push; add vapid_private_key (the key the site's subscriptions were made with) and subject to providers.webpush (or run with --dry-run)", at: providers?["webpush"] ?? providers ?? root)
-            case .adm, .webhook:
-                log.error(ConfigPath("device_types"), "sending to \(Self.name(of: provider)) is not available in this version (\(devices)): run with --dry-run, or send only to ios, android and web devices", at: root["device_types"] ?? root)
+            case .adm:
+                log.error(ConfigPath("providers.adm.client_id"), "is required to send: \(devices) go to ADM; add client_id and client_secret_file (the app's security profile) to providers.adm (or run with --dry-run)", at: providers?["adm"] ?? providers ?? root)
+            case .webhook:
+                break
             }
         }
         return log.diagnostics

@@ -8,9 +8,10 @@ import Glibc
 import Darwin
 #endif
 
-/// Reads `providers.apns` and `providers.fcm` into `ProviderSendConfiguration`s: loads the key
-/// files (`APNsSigningKey.load`, `FCMServiceAccount.load`) and checks `ca_file`, `rate` and the
-/// FCM project, each problem a diagnostic at its value (naming the file and the key path, never
+/// Reads `providers.apns`, `fcm`, `webpush`, `adm` and the webhook channels (`sms`, `email`,
+/// `open::<name>`) into `ProviderSendConfiguration`s: loads the key files (`APNsSigningKey.load`,
+/// `FCMServiceAccount.load`, `VAPIDKey.load`, the ADM client secret, the webhook secrets) and
+/// checks `ca_file`, `rate` and the FCM project, each problem a diagnostic at its value (naming the file and the key path, never
 /// key material). Values the schema refuses (wrong kind, empty, templated, a bad endpoint) are
 /// skipped here: the schema reports them, once.
 struct DeliveryConfigurationReader {
@@ -69,7 +70,60 @@ struct DeliveryConfigurationReader {
                 result.configured.append(ProviderSendConfiguration(provider: .webpush, credentials: .webpush(key), settings: given))
             }
         }
+        if let node = providers["adm"], node.mappingEntries != nil {
+            let path = base / "adm"
+            let settings = readSettings(node, provider: .adm, path: path, log: &result.log)
+            if let client = loadADMClient(node, path: path, log: &result.log), let settings {
+                result.configured.append(ProviderSendConfiguration(provider: .adm, credentials: .adm(client), settings: settings))
+            }
+        }
+        var channels: [WebhookChannel] = []
+        for (name, node) in providers.mappingEntries ?? [] where Self.isWebhookChannel(name) && node.mappingEntries != nil {
+            let path = base / name
+            let settings = readSettings(node, provider: .webhook, path: path, log: &result.log)
+            guard let file = usable(node, "secret_file", path: path) else { continue }
+            do throws(WebhookSigningKey.Invalid) {
+                let key = try WebhookSigningKey.load(path: resolve(file.text))
+                if let settings { channels.append(WebhookChannel(name: name, key: key, settings: settings)) }
+            } catch {
+                result.log.error(path / "secret_file", error.description, at: file.node)
+            }
+        }
+        if let first = channels.first {
+            result.configured.append(ProviderSendConfiguration(provider: .webhook, credentials: .webhooks(channels), settings: first.settings))
+        }
         return result
+    }
+
+    /// `sms`, `email` and `open::<name>`: the `providers:` keys whose blocks are webhooks.
+    static func isWebhookChannel(_ key: String) -> Bool {
+        key == "sms" || key == "email" || key.hasPrefix(Platform.openPrefix)
+    }
+
+    func loadADMClient(_ node: ConfigNode, path: ConfigPath, log: inout DiagnosticLog) -> ADMClientCredentials? {
+        guard let id = usable(node, "client_id", path: path) else { return nil }
+        let tokenURI = usable(node, "token_uri", path: path)
+        if node["token_uri"] != nil, tokenURI == nil { return nil }
+        do throws(OAuthError) {
+            let client: ADMClientCredentials
+            if let file = usable(node, "client_secret_file", path: path) {
+                client = try ADMClientCredentials.load(clientID: id.text, secretFile: resolve(file.text), tokenURI: tokenURI?.text ?? ADMClientCredentials.defaultTokenURI)
+            } else if let secret = usable(node, "client_secret", path: path) {
+                client = try ADMClientCredentials(clientID: id.text, clientSecret: secret.text, tokenURI: tokenURI?.text ?? ADMClientCredentials.defaultTokenURI)
+            } else {
+                return nil
+            }
+            // As for FCM: the sender exchanges tokens over HTTPS only.
+            guard client.tokenEndpoint.isTLS else {
+                log.error(path / "token_uri", "'\(PrintableName.bounded(client.tokenEndpoint.uri, limit: 200))' is plain http://: the sender exchanges tokens over HTTPS only", at: tokenURI?.node ?? node)
+                return nil
+            }
+            return client
+        } catch {
+            let key = node["client_secret_file"] != nil ? "client_secret_file" : "client_id"
+            log.error(path / key, error.description, at: node[key] ?? node)
+            return nil
+        }
     }
 
     func loadVAPIDKey(_ node: ConfigNode, path: ConfigPath, log: inout DiagnosticLog) -> VAPIDKey? {

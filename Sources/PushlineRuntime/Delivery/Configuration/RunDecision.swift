@@ -64,6 +64,13 @@ public struct RunDecision: Sendable {
             case .apns(let key): "team_id \(key.teamID), key_id \(key.keyID)"
             case .fcm(let account): "project \(account.projectID), client_email \(account.clientEmail)"
             case .webpush(let key): "VAPID public key \(key.publicKeyText.prefix(16))…, subject \(key.subject)"
+            case .adm(let client): "client_id \(client.clientID), token_uri \(client.tokenEndpoint.uri)"
+            case .webhooks(let channels): channels.map { "\($0.name) signing key \($0.key.fingerprint)…" }.joined(separator: ", ")
+            }
+            if case .webhooks(let channels) = configuration.credentials {
+                return "sending to webhooks (\(identity)): " + channels.map {
+                    "\($0.name) \($0.settings.connections) connections × \($0.settings.streamsPerConnection) streams, rate \($0.settings.rate)"
+                }.joined(separator: "; ")
             }
             if configuration.provider == .webpush {
                 return "sending to webpush (\(identity)): per push service \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate); at most \(settings.pushServices) push services\(settings.allowPrivateEndpoints ? "; private endpoints allowed" : "")"

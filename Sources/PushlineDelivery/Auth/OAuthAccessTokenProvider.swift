@@ -1,27 +1,27 @@
-/// The access token of one FCM service account for every sender of a process: runs
-/// `FCMAccessTokenCache` with the integrator's HTTP exchange. One fetch at a time; callers
+/// The access token of one OAuth client (an FCM service account, an ADM security profile) for
+/// every sender of a process: runs `OAuthAccessTokenCache` with the integrator's HTTP exchange. One fetch at a time; callers
 /// that need a token while it runs wait for it (without a thread: continuations).
-public actor FCMAccessTokenProvider {
+public actor OAuthAccessTokenProvider {
     /// Posts a token request and returns the answer (status 0 when none arrived). Supplied by
     /// the integrator (it goes over the libcurl transport); must not throw.
     public typealias Exchange = @Sendable (OAuthTokenRequest) async -> OAuthHTTPResponse
 
-    public nonisolated let account: FCMServiceAccount
+    public nonisolated let grant: any OAuthGrant
     private let clock: any DeliveryClock
     private let exchange: Exchange
-    private var cache = FCMAccessTokenCache()
-    private var waiters: [CheckedContinuation<Result<FCMAccessToken, FCMAuthError>, Never>] = []
-    private var stopped: FCMAuthError?
+    private var cache = OAuthAccessTokenCache()
+    private var waiters: [CheckedContinuation<Result<OAuthAccessToken, OAuthError>, Never>] = []
+    private var stopped: OAuthError?
 
-    public init(account: FCMServiceAccount, clock: any DeliveryClock, exchange: @escaping Exchange) {
-        self.account = account
+    public init(grant: any OAuthGrant, clock: any DeliveryClock, exchange: @escaping Exchange) {
+        self.grant = grant
         self.clock = clock
         self.exchange = exchange
     }
 
-    /// A token to send with. Throws the fetch's error (see `FCMAuthError.isRetryable`), or the
+    /// A token to send with. Throws the fetch's error (see `OAuthError.isRetryable`), or the
     /// error that stopped the provider.
-    public func accessToken() async throws(FCMAuthError) -> FCMAccessToken {
+    public func accessToken() async throws(OAuthError) -> OAuthAccessToken {
         if let stopped { throw stopped }
         switch cache.accessToken(now: clock.now()) {
         case .use(let token):
@@ -38,27 +38,27 @@ public actor FCMAccessTokenProvider {
         }
     }
 
-    /// FCM answered 401 (no FcmError detail) to a request sent with `token`: resend (asking
+    /// The provider answered 401 (FCM without a FcmError detail, ADM AccessTokenExpired) to a request sent with `token`: resend (asking
     /// `accessToken` again), or the error that stops the provider.
-    public func unauthorized(_ token: FCMAccessToken) -> Result<Void, FCMAuthError> {
+    public func unauthorized(_ token: OAuthAccessToken) -> Result<Void, OAuthError> {
         if let stopped { return .failure(stopped) }
         switch cache.unauthorized(token, now: clock.now()) {
         case .resend:
             return .success(())
         case .stopProvider:
-            let error = FCMAuthError.unauthorizedAfterRefresh(clientEmail: account.clientEmail)
+            let error = OAuthError.unauthorizedAfterRefresh(grant.service, client: grant.clientName)
             stopped = error
             return .failure(error)
         }
     }
 
-    private func fetch() async -> Result<FCMAccessToken, FCMAuthError> {
-        do throws(FCMAuthError) {
-            let request = try FCMAssertion.tokenRequest(account: account, issuedAt: clock.unixTime())
+    private func fetch() async -> Result<OAuthAccessToken, OAuthError> {
+        do throws(OAuthError) {
+            let request = try grant.tokenRequest(issuedAt: clock.unixTime())
             // The lifetime counts from before the request: the server's clock started it
             // somewhere during the exchange, never before.
             let requestedAt = clock.now()
-            let response = try OAuthTokenResponse.parse(await exchange(request))
+            let response = try OAuthTokenResponse.parse(await exchange(request), service: grant.service)
             return .success(cache.fetchSucceeded(response, now: requestedAt))
         } catch {
             cache.fetchFailed()

@@ -1,6 +1,6 @@
-/// The FCM access token of one service account, as a state machine over an injected time:
+/// The access token of one OAuth client (FCM service account, ADM security profile), as a state machine over an injected time:
 /// when to fetch a new one, who fetches it (one caller at a time; others wait, or keep using
-/// a still-valid token), and what a 401 means. A value type: `FCMAccessTokenProvider` runs it
+/// a still-valid token), and what a 401 means. A value type: `OAuthAccessTokenProvider` runs it
 /// in an actor with the HTTP exchange.
 ///
 /// Rules (docs/delivery.md, "FCM OAuth"):
@@ -12,12 +12,12 @@
 /// - 401 for the current token: drop it, fetch a new one, resend; if the current token was
 ///   itself fetched because of a 401 less than `forcedProbation` ago, the new credentials are
 ///   refused too: a configuration error (stop the provider), never a loop of fetches.
-public struct FCMAccessTokenCache: Sendable {
+public struct OAuthAccessTokenCache: Sendable {
     public static let maximumRefreshMargin: Duration = .seconds(300)
     /// How long a token fetched after a 401 must last before a 401 counts as ordinary again.
     public static let forcedProbation: Duration = .seconds(300)
 
-    public private(set) var current: FCMAccessToken?
+    public private(set) var current: OAuthAccessToken?
     public private(set) var isFetching = false
     private var lastGeneration: UInt64 = 0
     private var nextFetchIsForced = false
@@ -26,7 +26,7 @@ public struct FCMAccessTokenCache: Sendable {
 
     public enum Action: Sendable, Equatable {
         /// Send with this token.
-        case use(FCMAccessToken)
+        case use(OAuthAccessToken)
         /// You fetch a new token (sign an assertion, exchange it), then report with
         /// `fetchSucceeded` or `fetchFailed`.
         case fetch
@@ -45,14 +45,14 @@ public struct FCMAccessTokenCache: Sendable {
     }
 
     /// The fetch returned a token: it becomes current and is handed to the waiters.
-    public mutating func fetchSucceeded(_ response: OAuthTokenResponse, now: DeliveryInstant) -> FCMAccessToken {
+    public mutating func fetchSucceeded(_ response: OAuthTokenResponse, now: DeliveryInstant) -> OAuthAccessToken {
         let lifetime = response.expiresIn
         // 10 % of the lifetime, at most 5 minutes.
         let tenth = Duration.nanoseconds(DurationMath.nanoseconds(lifetime) / 10)
         let margin = Swift.min(tenth, Self.maximumRefreshMargin)
         let expiresAt = now.advanced(by: lifetime)
         lastGeneration &+= 1
-        let token = FCMAccessToken(
+        let token = OAuthAccessToken(
             generation: lastGeneration,
             obtainedAt: now,
             refreshAt: expiresAt.advanced(by: .zero - margin),
@@ -74,12 +74,12 @@ public struct FCMAccessTokenCache: Sendable {
     public enum UnauthorizedDecision: Sendable, Equatable {
         /// Ask `accessToken` again and resend (a new token is, or will be, fetched).
         case resend
-        /// Stop sending to this FCM project: fresh credentials were refused too.
+        /// Stop sending to this provider: fresh credentials were refused too.
         case stopProvider
     }
 
-    /// FCM answered 401 without a detail to a request sent with `token`.
-    public mutating func unauthorized(_ token: FCMAccessToken, now: DeliveryInstant) -> UnauthorizedDecision {
+    /// The provider answered 401 (FCM without a detail, ADM AccessTokenExpired) to a request sent with `token`.
+    public mutating func unauthorized(_ token: OAuthAccessToken, now: DeliveryInstant) -> UnauthorizedDecision {
         guard let current, token.generation >= current.generation else {
             // An older token (or one already dropped): the current one, or the fetch under
             // way, answers it.

@@ -2,7 +2,7 @@ import PushlineDelivery
 import Testing
 
 @Suite("FCM access token cache")
-struct FCMAccessTokenCacheTests {
+struct OAuthAccessTokenCacheTests {
     static func response(_ token: String = "tok", lifetime: Int64 = 3600) throws -> OAuthTokenResponse {
         try OAuthTokenResponse.parse(OAuthHTTPResponse(
             status: 200, body: Array(#"{"access_token":"\#(token)","expires_in":\#(lifetime),"token_type":"Bearer"}"#.utf8)))
@@ -10,7 +10,7 @@ struct FCMAccessTokenCacheTests {
 
     @Test("one fetch; the token is handed out until 5 minutes (10 % for short lives) before expiry")
     func validity() throws {
-        var cache = FCMAccessTokenCache()
+        var cache = OAuthAccessTokenCache()
         let t0 = DeliveryInstant.seconds(100)
         #expect(cache.accessToken(now: t0) == .fetch)
         // A second caller while the first fetches: nothing valid yet, so it waits.
@@ -30,7 +30,7 @@ struct FCMAccessTokenCacheTests {
         #expect(cache.accessToken(now: .seconds(100 + 3601)) == .use(next))
 
         // A 60 s token: 10 % margin, refresh after 54 s.
-        var short = FCMAccessTokenCache()
+        var short = OAuthAccessTokenCache()
         _ = short.accessToken(now: .seconds(0))
         let brief = short.fetchSucceeded(try Self.response(lifetime: 60), now: .seconds(0))
         #expect(brief.refreshAt == .seconds(54))
@@ -38,7 +38,7 @@ struct FCMAccessTokenCacheTests {
 
     @Test("a failed fetch lets the next caller fetch again")
     func failedFetch() {
-        var cache = FCMAccessTokenCache()
+        var cache = OAuthAccessTokenCache()
         #expect(cache.accessToken(now: .seconds(1)) == .fetch)
         cache.fetchFailed()
         #expect(cache.accessToken(now: .seconds(2)) == .fetch)
@@ -46,7 +46,7 @@ struct FCMAccessTokenCacheTests {
 
     @Test("401: refresh once; a 401 to the fresh token within 5 minutes stops the provider")
     func unauthorized() throws {
-        var cache = FCMAccessTokenCache()
+        var cache = OAuthAccessTokenCache()
         _ = cache.accessToken(now: .seconds(0))
         let first = cache.fetchSucceeded(try Self.response("one"), now: .seconds(0))
 
@@ -66,7 +66,7 @@ struct FCMAccessTokenCacheTests {
 
     @Test("a forced token that worked for 5 minutes is ordinary: a 401 refreshes again")
     func forcedAfterProbation() throws {
-        var cache = FCMAccessTokenCache()
+        var cache = OAuthAccessTokenCache()
         _ = cache.accessToken(now: .seconds(0))
         let first = cache.fetchSucceeded(try Self.response(), now: .seconds(0))
         _ = cache.unauthorized(first, now: .seconds(10))

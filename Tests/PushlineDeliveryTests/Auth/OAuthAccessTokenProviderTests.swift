@@ -44,7 +44,7 @@ final class FakeTokenEndpoint: Sendable {
 }
 
 @Suite("FCM access token provider")
-struct FCMAccessTokenProviderTests {
+struct OAuthAccessTokenProviderTests {
     let account: FCMServiceAccount
 
     init() throws {
@@ -54,8 +54,8 @@ struct FCMAccessTokenProviderTests {
     @Test("many callers at once: one exchange, every caller gets its token")
     func oneFetchAtATime() async throws {
         let endpoint = FakeTokenEndpoint(answers: [FakeTokenEndpoint.grant("first")], delay: .milliseconds(50))
-        let provider = FCMAccessTokenProvider(account: account, clock: TestClock(), exchange: endpoint.exchange)
-        let tokens = try await withThrowingTaskGroup(of: FCMAccessToken.self) { group in
+        let provider = OAuthAccessTokenProvider(grant: account, clock: TestClock(), exchange: endpoint.exchange)
+        let tokens = try await withThrowingTaskGroup(of: OAuthAccessToken.self) { group in
             for _ in 0..<20 { group.addTask { try await provider.accessToken() } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -69,7 +69,7 @@ struct FCMAccessTokenProviderTests {
     func refreshTiming() async throws {
         let clock = TestClock()
         let endpoint = FakeTokenEndpoint(answers: [FakeTokenEndpoint.grant("a", lifetime: 3600), FakeTokenEndpoint.grant("b")])
-        let provider = FCMAccessTokenProvider(account: account, clock: clock, exchange: endpoint.exchange)
+        let provider = OAuthAccessTokenProvider(grant: account, clock: clock, exchange: endpoint.exchange)
         #expect(try await provider.accessToken().authorizationHeaderValue == "Bearer a")
         clock.advance(seconds: 3299)
         #expect(try await provider.accessToken().authorizationHeaderValue == "Bearer a")
@@ -81,7 +81,7 @@ struct FCMAccessTokenProviderTests {
     @Test("401 refreshes once; a 401 to the fresh token is a configuration error that stops the provider")
     func unauthorizedTwice() async throws {
         let endpoint = FakeTokenEndpoint(answers: [FakeTokenEndpoint.grant("a"), FakeTokenEndpoint.grant("b"), FakeTokenEndpoint.grant("c")])
-        let provider = FCMAccessTokenProvider(account: account, clock: TestClock(), exchange: endpoint.exchange)
+        let provider = OAuthAccessTokenProvider(grant: account, clock: TestClock(), exchange: endpoint.exchange)
         let first = try await provider.accessToken()
         #expect(try await provider.unauthorized(first).get() == ())
         let second = try await provider.accessToken()
@@ -92,7 +92,7 @@ struct FCMAccessTokenProviderTests {
         }
         #expect(!error.isRetryable)
         #expect(error.description.contains("sender@pushline-demo.iam.gserviceaccount.com"))
-        await #expect(throws: FCMAuthError.self) { try await provider.accessToken() }
+        await #expect(throws: OAuthError.self) { try await provider.accessToken() }
         #expect(endpoint.exchanges == 2)
     }
 
@@ -103,16 +103,16 @@ struct FCMAccessTokenProviderTests {
             OAuthHTTPResponse(status: 0, body: []),
             FakeTokenEndpoint.grant("ok"),
         ])
-        let provider = FCMAccessTokenProvider(account: account, clock: TestClock(), exchange: endpoint.exchange)
+        let provider = OAuthAccessTokenProvider(grant: account, clock: TestClock(), exchange: endpoint.exchange)
         for _ in 0..<2 {
-            await #expect { try await provider.accessToken() } throws: { ($0 as? FCMAuthError)?.isRetryable == true }
+            await #expect { try await provider.accessToken() } throws: { ($0 as? OAuthError)?.isRetryable == true }
         }
         #expect(try await provider.accessToken().authorizationHeaderValue == "Bearer ok")
 
         let refusing = FakeTokenEndpoint(answers: [OAuthHTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))])
-        let stopped = FCMAccessTokenProvider(account: account, clock: TestClock(), exchange: refusing.exchange)
+        let stopped = OAuthAccessTokenProvider(grant: account, clock: TestClock(), exchange: refusing.exchange)
         for _ in 0..<3 {
-            await #expect { try await stopped.accessToken() } throws: { ($0 as? FCMAuthError)?.isRetryable == false }
+            await #expect { try await stopped.accessToken() } throws: { ($0 as? OAuthError)?.isRetryable == false }
         }
         #expect(refusing.exchanges == 1)
     }

@@ -1,0 +1,147 @@
+import PushlineCore
+
+/// What a `LaneGroup` splits its provider's requests by (a Web Push origin, a webhook channel)
+/// and how it makes the lane of a key when the key's first request comes.
+protocol LaneGroupSource: Sendable {
+    var provider: Provider { get }
+    /// The key `request` is grouped by: requests of one key go to one lane, in order.
+    func key(of request: OutgoingRequest) -> String
+    /// Keys remembered at most (lanes and refusals together): past it, a new key's requests
+    /// settle with `overflow` without a lane being made (bounded memory and work whatever the
+    /// audience names).
+    var keysRemembered: Int { get }
+    var overflow: DeliveryOutcome { get }
+    /// The lane of a new key, made from its first request (`lanesMade` lanes exist), or the
+    /// outcome every request of the key settles with unsent.
+    mutating func make(key: String, sample: OutgoingRequest, lanesMade: Int) -> LaneGroupMember
+}
+
+enum LaneGroupMember: Sendable {
+    case lane(ProviderLane)
+    /// Every request of the key settles at once with this outcome.
+    case refused(DeliveryOutcome)
+}
+
+/// One provider sent through several `ProviderLane`s, one per key (a push service origin, a
+/// webhook channel), each with its own connections, rate and credentials; their events are
+/// merged into one stream. A request is settled here, never sent, when its key is refused;
+/// it is settled unsent after a drain and failed `cancelled` after a cancel.
+actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
+    nonisolated let provider: Provider
+    nonisolated let events: AsyncStream<[SendEvent]>
+    private let output: AsyncStream<[SendEvent]>.Continuation
+
+    private enum Phase {
+        case open
+        /// Drained: nothing new starts; the stream still ends only at finish or cancel.
+        case drained
+        case finished
+        case cancelled
+    }
+
+    private var source: Source
+    private var phase = Phase.open
+    private var members: [String: LaneGroupMember] = [:]
+    private var lanes: [ProviderLane] = []
+    private var forwarding = 0
+    private var ended = false
+
+    init(_ source: Source) {
+        self.source = source
+        provider = source.provider
+        (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    func send(_ requests: [OutgoingRequest]) async {
+        // Requests of one key go together, in order.
+        var groups: [(key: String, requests: [OutgoingRequest])] = []
+        var position: [String: Int] = [:]
+        for request in requests {
+            let key = source.key(of: request)
+            if let index = position[key] {
+                groups[index].requests.append(request)
+            } else {
+                position[key] = groups.count
+                groups.append((key, [request]))
+            }
+        }
+        for group in groups {
+            switch member(for: group.key, sample: group.requests[0]) {
+            case .lane(let lane):
+                await lane.send(group.requests)
+            case .refused(let outcome):
+                settle(group.requests, outcome)
+            }
+        }
+    }
+
+    /// The lane of `key`, made on first use; or how its requests settle unsent.
+    private func member(for key: String, sample: OutgoingRequest) -> LaneGroupMember {
+        switch phase {
+        case .cancelled:
+            return .refused(.failed(reason: LaneFailureReason.cancelled, httpStatus: 0, attempts: 0))
+        case .drained, .finished:
+            if case .lane(let lane)? = members[key] { return .lane(lane) }
+            return .refused(.unsent(attempts: 0, possibleDuplicate: false))
+        case .open:
+            break
+        }
+        if let known = members[key] { return known }
+        guard members.count < source.keysRemembered else { return .refused(source.overflow) }
+        let made = source.make(key: key, sample: sample, lanesMade: lanes.count)
+        if case .lane(let lane) = made {
+            lanes.append(lane)
+            forward(lane)
+        }
+        members[key] = made
+        return made
+    }
+
+    private func settle(_ requests: [OutgoingRequest], _ outcome: DeliveryOutcome) {
+        output.yield(requests.map { .settled(SettledRequest(request: $0, provider: provider, outcome: outcome, latency: nil, wasDeferred: false)) })
+    }
+
+    private func forward(_ lane: ProviderLane) {
+        forwarding += 1
+        let output = self.output
+        // Off the actor: forwarding never waits behind a `send`.
+        Task.detached {
+            for await batch in lane.events { output.yield(batch) }
+            await self.forwarderEnded()
+        }
+    }
+
+    private func forwarderEnded() {
+        forwarding -= 1
+        endIfDone()
+    }
+
+    private func endIfDone() {
+        guard !ended, phase == .finished || phase == .cancelled, forwarding == 0 else { return }
+        ended = true
+        output.finish()
+    }
+
+    func finish() async {
+        if phase != .cancelled { phase = .finished }
+        for lane in lanes { await lane.finish() }
+        endIfDone()
+    }
+
+    func drain() async {
+        if phase == .open { phase = .drained }
+        for lane in lanes { await lane.drain() }
+    }
+
+    func cancel() async {
+        phase = .cancelled
+        for lane in lanes { await lane.cancel() }
+        endIfDone()
+    }
+
+    func report() async -> LaneReport {
+        var total = LaneReport(provider: provider)
+        for lane in lanes { total.add(await lane.report()) }
+        return total
+    }
+}
