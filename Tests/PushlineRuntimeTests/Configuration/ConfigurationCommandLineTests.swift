@@ -91,7 +91,7 @@ struct ConfigurationCommandLineTests {
         let outcome = try PushlineBinary.run(["validate", pipeline])
         #expect(outcome.status == 2)
         #expect(outcome.stderrLines == [
-            "\(pipeline):2:15: error: device_types: sending to ADM is not available in this version (amazon devices): run with --dry-run, or send only to ios, android and web devices",
+            "\(pipeline):6:3: error: providers.adm.client_id: is required to send: amazon devices go to ADM; add client_id and client_secret_file (the app's security profile) to providers.adm (or run with --dry-run)",
             "pushline: error: \(pipeline): invalid pipeline to send (1 error); nothing was read",
         ])
         // The same pipeline dry-runs.
