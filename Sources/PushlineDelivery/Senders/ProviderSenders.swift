@@ -33,30 +33,14 @@ public enum ProviderSenders {
         }
 
         let authenticator: LaneAuthenticator
-        var oauth: OAuthExchange?
+        var oauth: OAuthExchange? = nil
         switch (provider, configuration.credentials) {
         case (.apns, .apns(let key)):
             authenticator = .apns(APNsProviderTokenSource(key: key, clock: clock), keyID: key.keyID, teamID: key.teamID)
         case (.fcm, .fcm(let account)):
-            guard account.tokenEndpoint.isTLS else { throw .tokenEndpointNotTLS(uri: account.tokenEndpoint.uri) }
-            let exchange: OAuthExchange
-            do {
-                exchange = try OAuthExchange(caFile: settings.caFile)
-            } catch {
-                throw .transport(provider: provider.rawValue, detail: error.description)
-            }
-            oauth = exchange
-            authenticator = .oauth(OAuthAccessTokenProvider(grant: account, clock: clock) { request in await exchange.post(request) })
+            (authenticator, oauth) = try oauthLane(grant: account, endpoint: account.tokenEndpoint, settings: settings, clock: clock)
         case (.adm, .adm(let client)):
-            guard client.tokenEndpoint.isTLS else { throw .tokenEndpointNotTLS(uri: client.tokenEndpoint.uri) }
-            let exchange: OAuthExchange
-            do {
-                exchange = try OAuthExchange(caFile: settings.caFile)
-            } catch {
-                throw .transport(provider: provider.rawValue, detail: error.description)
-            }
-            oauth = exchange
-            authenticator = .oauth(OAuthAccessTokenProvider(grant: client, clock: clock) { request in await exchange.post(request) })
+            (authenticator, oauth) = try oauthLane(grant: client, endpoint: client.tokenEndpoint, settings: settings, clock: clock)
         case (.webpush, .webpush(let key)):
             // One lane per push service, made when its first request comes.
             return WebPushLanes(key: key, settings: settings, routes: routes, clock: clock, seed: seed, logger: logger)
@@ -70,6 +54,21 @@ public enum ProviderSenders {
             provider: provider, settings: settings, routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
             authenticator: authenticator, oauth: oauth, clock: clock, seed: seed, logger: logger
         )
+    }
+
+    /// The access tokens of an OAuth client (FCM, ADM), fetched over an exchange of their own
+    /// (the token endpoint is another host than the provider's).
+    private static func oauthLane(
+        grant: some OAuthGrant, endpoint: OAuthTokenEndpoint, settings: SenderSettings, clock: any DeliveryClock
+    ) throws(SenderError) -> (LaneAuthenticator, OAuthExchange) {
+        guard endpoint.isTLS else { throw .tokenEndpointNotTLS(uri: endpoint.uri) }
+        let exchange: OAuthExchange
+        do {
+            exchange = try OAuthExchange(caFile: settings.caFile)
+        } catch {
+            throw .transport(provider: grant.service == .fcm ? Provider.fcm.rawValue : Provider.adm.rawValue, detail: error.description)
+        }
+        return (.oauth(OAuthAccessTokenProvider(grant: grant, clock: clock) { request in await exchange.post(request) }), exchange)
     }
 
     /// A lane over `settings.transferThreads` transfer threads sending `routes` with

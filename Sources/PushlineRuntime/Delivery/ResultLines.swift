@@ -41,15 +41,7 @@ enum ResultLines {
     }
 
     static func invalidToken(_ request: OutgoingRequest, provider: Provider, platform: String, outcome: DeliveryOutcome, into w: inout JSONWriter) {
-        w.beginObject()
-        w.writeKey("token")
-        w.writeString(utf8: request.bytes[request.entry.target])
-        w.writeKey("platform")
-        w.writeString(platform)
-        w.writeKey("provider")
-        w.writeString(provider.rawValue)
-        w.writeKey("reason")
-        w.writeString(outcome.reasonCode ?? "unknown")
+        tokenLine(request, provider: provider, platform: platform, reason: outcome.reasonCode ?? "unknown", into: &w)
         if let timestamp = outcome.invalidTokenTimestamp {
             w.writeKey("timestamp")
             // Int64 fits Int on the 64-bit platforms Pushline builds for.
@@ -63,6 +55,17 @@ enum ResultLines {
     /// `token` (the one sent), `platform`, `provider`, `reason: "replaced"`, `new_token`, and the
     /// device's identity. Its `sent.ndjson` line says it was delivered.
     static func replacedToken(_ request: OutgoingRequest, provider: Provider, platform: String, replacement: String, into w: inout JSONWriter) {
+        tokenLine(request, provider: provider, platform: platform, reason: replacedReason, into: &w)
+        w.writeKey("new_token")
+        w.writeString(replacement)
+        identity(request, into: &w)
+        end(&w)
+    }
+
+    static let replacedReason = "replaced"
+
+    /// `{"token":…,"platform":…,"provider":…,"reason":…`: how an `invalid-tokens.ndjson` line starts.
+    private static func tokenLine(_ request: OutgoingRequest, provider: Provider, platform: String, reason: String, into w: inout JSONWriter) {
         w.beginObject()
         w.writeKey("token")
         w.writeString(utf8: request.bytes[request.entry.target])
@@ -71,14 +74,8 @@ enum ResultLines {
         w.writeKey("provider")
         w.writeString(provider.rawValue)
         w.writeKey("reason")
-        w.writeString(replacedReason)
-        w.writeKey("new_token")
-        w.writeString(replacement)
-        identity(request, into: &w)
-        end(&w)
+        w.writeString(reason)
     }
-
-    static let replacedReason = "replaced"
 
     static func failed(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
         w.beginObject()
