@@ -4,8 +4,8 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// A local APNs / FCM v1 / OAuth / Web Push server over HTTP/2 and TLS (ALPN h2) with seeded
-/// fault injection, for tests and `pushline-emulator`.
+/// A local APNs / FCM v1 / OAuth / Web Push / ADM server over HTTP/2 and TLS (ALPN h2) with
+/// seeded fault injection, for tests and `pushline-emulator`.
 ///
 /// ```swift
 /// let credentials = try EmulatorCredentials.generate()
@@ -33,6 +33,8 @@ public final class ProviderEmulator: Sendable {
     public var endpoint: String { "https://\(configuration.host):\(port)" }
     /// The OAuth token endpoint (a service account's `token_uri`).
     public var tokenURI: String { endpoint + "/token" }
+    /// Amazon's token endpoint for ADM (`providers.adm.token_uri`).
+    public var admTokenURI: String { endpoint + ADMTokenEndpoint.path }
 
     private init(configuration: EmulatorConfiguration, port: Int, core: EmulatorCore, group: MultiThreadedEventLoopGroup,
                  serverChannel: any Channel, connections: NIOLockedValueBox<[ObjectIdentifier: EmulatorConnection]>) {
@@ -60,8 +62,8 @@ public final class ProviderEmulator: Sendable {
             throw .startFailed("the TLS certificate or key cannot be used: \(error)")
         }
 
-        let recorder: WebPushRecorder? = if let path = configuration.recordWebPush { try WebPushRecorder.open(path) } else { nil }
-        let core = EmulatorCore(configuration: configuration, webPushRecorder: recorder)
+        let records = try RecordFiles(configuration)
+        let core = EmulatorCore(configuration: configuration, records: records)
         let connections = NIOLockedValueBox<[ObjectIdentifier: EmulatorConnection]>([:])
         let threads = configuration.threads == 0 ? System.coreCount : configuration.threads
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -120,13 +122,13 @@ public final class ProviderEmulator: Sendable {
             channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         } catch {
             try? await group.shutdownGracefully()
-            recorder?.close()
+            records.close()
             throw .startFailed("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
         guard let port = channel.localAddress?.port else {
             try? await channel.close()
             try? await group.shutdownGracefully()
-            recorder?.close()
+            records.close()
             throw .startFailed("the listening socket has no port")
         }
         core.boundPort.withLockedValue { $0 = port }
@@ -162,7 +164,7 @@ public final class ProviderEmulator: Sendable {
             timeout.cancel()
         }
         try? await group.shutdownGracefully()
-        core.webPushRecorder?.close()
+        core.records.close()
     }
 }
 

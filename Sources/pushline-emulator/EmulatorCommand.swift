@@ -17,9 +17,10 @@ import Darwin
 struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushline-emulator",
-        abstract: "Serve a local APNs / FCM v1 / OAuth / Web Push emulator over HTTP/2 and TLS, with seeded fault injection.",
+        abstract: "Serve a local APNs / FCM v1 / OAuth / Web Push / ADM emulator over HTTP/2 and TLS, with seeded fault injection.",
         discussion: """
-        Keys and the self-signed certificate live in --state-dir and are made on first use. \
+        Keys, the ADM client secret (adm-client-secret.txt) and the self-signed certificate \
+        live in --state-dir and are made on first use. \
         `pushline-emulator --print-config` writes them and prints the `providers:` block of a \
         pipeline that sends to this emulator, then exits; `pushline-emulator` (same --port and \
         --state-dir) serves until SIGINT or SIGTERM, then stops gracefully (GOAWAY, open \
@@ -66,7 +67,11 @@ struct EmulatorCommand: AsyncParsableCommand {
     var fcmUnregisteredRate = 0.0
     @Option(help: ArgumentHelp("Share of Web Push subscriptions answered 410 Gone.", valueName: "rate"))
     var webpushGoneRate = 0.0
-    @Option(help: ArgumentHelp("Share of APNs and Web Push attempts answered 429 (with Retry-After).", valueName: "rate"))
+    @Option(help: ArgumentHelp("Share of ADM registration ids answered 400 Unregistered.", valueName: "rate"))
+    var admUnregisteredRate = 0.0
+    @Option(help: ArgumentHelp("Share of ADM registration ids answered 200 with another registrationID (to be replaced).", valueName: "rate"))
+    var admReplacedRate = 0.0
+    @Option(help: ArgumentHelp("Share of APNs, Web Push and ADM attempts answered 429 (with Retry-After).", valueName: "rate"))
     var tooManyRequestsRate = 0.0
     @Option(help: ArgumentHelp("Share of FCM attempts answered 429 QUOTA_EXCEEDED (with Retry-After).", valueName: "rate"))
     var quotaExceededRate = 0.0
@@ -109,10 +114,13 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Append {\"subscription\":ID,\"plaintext\":JSON} for every delivered Web Push message to this file.", valueName: "file"))
     var recordWebpush: String?
 
+    @Option(help: ArgumentHelp("Append {\"registration_id\":ID,\"body\":JSON} for every ADM message answered 200 to this file.", valueName: "file"))
+    var recordAdm: String?
+
     var faultRates: FaultRates {
         FaultRates([
             .apnsUnregistered: apnsUnregisteredRate, .apnsBadDeviceToken: apnsBadTokenRate, .fcmUnregistered: fcmUnregisteredRate,
-            .webpushGone: webpushGoneRate,
+            .webpushGone: webpushGoneRate, .admUnregistered: admUnregisteredRate, .admReplaced: admReplacedRate,
             .tooManyRequests: tooManyRequestsRate, .quotaExceeded: quotaExceededRate, .internalServerError: internalErrorRate,
             .serviceUnavailable: unavailableRate, .refusedStream: refusedStreamRate, .dropConnection: dropConnectionRate,
         ])
@@ -130,6 +138,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         let rates: [(String, Double)] = [
             ("--apns-unregistered-rate", apnsUnregisteredRate), ("--apns-bad-token-rate", apnsBadTokenRate),
             ("--fcm-unregistered-rate", fcmUnregisteredRate), ("--webpush-gone-rate", webpushGoneRate),
+            ("--adm-unregistered-rate", admUnregisteredRate), ("--adm-replaced-rate", admReplacedRate),
             ("--too-many-requests-rate", tooManyRequestsRate),
             ("--quota-exceeded-rate", quotaExceededRate), ("--internal-error-rate", internalErrorRate),
             ("--unavailable-rate", unavailableRate), ("--refused-stream-rate", refusedStreamRate),
@@ -151,6 +160,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         if !(1...825).contains(certificateDays) { throw ValidationError("--certificate-days must be between 1 and 825; got \(certificateDays)") }
         if !EmulatorConfiguration.threadRange.contains(threads) { throw ValidationError("--threads must be between 0 and 64; got \(threads)") }
         if recordWebpush?.isEmpty == true { throw ValidationError("--record-webpush must not be empty") }
+        if recordAdm?.isEmpty == true { throw ValidationError("--record-adm must not be empty") }
         // The rates of one provider share the unit interval.
         do throws(EmulatorError) {
             var plan = FaultPlan(seed: seed, rates: faultRates)
@@ -180,6 +190,8 @@ struct EmulatorCommand: AsyncParsableCommand {
             configuration.fcm = credentials.fcmAccount
             configuration.webPush = credentials.webPushAccount
             configuration.recordWebPush = recordWebpush
+            configuration.adm = credentials.admAccount
+            configuration.recordADM = recordAdm
             configuration.faults = FaultPlan(seed: seed, rates: faultRates)
             configuration.faults.goawayAfterStreams = goawayAfterStreams
             configuration.faults.retryAfterSeconds = retryAfter
@@ -199,8 +211,12 @@ struct EmulatorCommand: AsyncParsableCommand {
             Console.error("pushline-emulator: signal \(signal), stopping")
             await emulator.stop()
             let stats = emulator.stats()
-            let delivered = stats.apns.delivered + stats.fcm.delivered + stats.webpush.delivered
-            try Console.line("pushline-emulator: stopped; \(stats.apns.requests) APNs, \(stats.fcm.requests) FCM and \(stats.webpush.requests) Web Push requests, \(delivered) delivered, \(stats.connectionsOpened) connections")
+            let delivered = stats.apns.delivered + stats.fcm.delivered + stats.webpush.delivered + stats.adm.delivered
+            try Console.line(
+                "pushline-emulator: stopped; \(stats.apns.requests) APNs, \(stats.fcm.requests) FCM, \(stats.webpush.requests) Web Push and "
+                    + "\(stats.adm.requests) ADM requests, "
+                    + "\(delivered) delivered, \(stats.connectionsOpened) connections"
+            )
         } catch let error as EmulatorError {
             Console.fail(error.description)
             throw ExitCode(error.exit)

@@ -17,10 +17,18 @@ struct EmulatorExecutableTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.hasPrefix("providers:\n"))
         #expect(outcome.stdout.contains(#"endpoint: "https://127.0.0.1:18461""#))
-        for file in ["apns-auth-key.p8", "fcm-service-account.json", "emulator-ca.pem", "vapid-private-key.pem"] {
+        for file in ["apns-auth-key.p8", "fcm-service-account.json", "emulator-ca.pem", "vapid-private-key.pem", "adm-client-secret.txt"] {
             #expect(FileManager.default.fileExists(atPath: state.path + "/" + file), "\(file)")
             #expect(outcome.stdout.contains(#""\#(state.path)/\#(file)""#), "\(file)")
         }
+        let ca = state.path + "/emulator-ca.pem"
+        let lines = outcome.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains(#"  adm: { client_id: "amzn1.application-oa2-client.pushline-emulator", client_secret_file: "\#(state.path)/adm-client-secret.txt", token_uri: "https://127.0.0.1:18461/auth/O2/token", endpoint: "https://127.0.0.1:18461", ca_file: "\#(ca)" }"#), "\(outcome.stdout)")
+
+        // A second run keeps the secret.
+        let secret = try String(contentsOfFile: state.path + "/adm-client-secret.txt", encoding: .utf8)
+        #expect(try EmulatorBinary.run(["--print-config", "--port", "18461", "--state-dir", state.path]).status == 0)
+        #expect(try String(contentsOfFile: state.path + "/adm-client-secret.txt", encoding: .utf8) == secret)
     }
 
     @Test func servesOverHTTP2AndStopsOnSIGTERMWithASummaryLine() throws {
@@ -38,7 +46,7 @@ struct EmulatorExecutableTests {
 
         let ended = try server.terminate(SIGTERM)
         #expect(ended.status == 0, "\(ended.stderr)")
-        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM and 0 Web Push requests, 0 delivered"), "\(ended.stdout)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 0 Web Push and 0 ADM requests, 0 delivered"), "\(ended.stdout)")
         #expect(ended.stderr.contains("pushline-emulator: signal \(SIGTERM), stopping"))
     }
 
@@ -71,7 +79,36 @@ struct EmulatorExecutableTests {
 
         let ended = try server.terminate(SIGTERM)
         #expect(ended.status == 0, "\(ended.stderr)")
-        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM and 1 Web Push requests, 1 delivered"), "\(ended.stdout)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 1 Web Push and 0 ADM requests, 1 delivered"), "\(ended.stdout)")
+    }
+
+    @Test func servesADMWithTheSecretItWritesAndRecordsWhatArrives() throws {
+        let state = try TemporaryFolder()
+        let admRecord = state.path + "/adm.ndjson"
+        let server = try EmulatorBinary.Serving([
+            "--port", "0", "--state-dir", state.path, "--threads", "1", "--record-adm", admRecord,
+            "--adm-replaced-rate", "1",
+        ])
+        defer { server.kill() }
+        let listening = try server.firstLine()
+        let endpoint = try #require(listening.split(separator: " ").first { $0.hasPrefix("https://127.0.0.1:") }.map(String.init), "\(listening)")
+        let ca = state.path + "/emulator-ca.pem"
+        let providers = try String(contentsOfFile: state.path + "/providers.yaml", encoding: .utf8)
+        #expect(providers.contains(#"token_uri: "\#(endpoint)/auth/O2/token""#), "written with the bound port")
+
+        let secret = try String(contentsOfFile: state.path + "/adm-client-secret.txt", encoding: .utf8)
+        let token = try Curl.request("POST", endpoint + "/auth/O2/token", caFile: ca, headers: [TestADM.formType], body: TestADM.tokenForm(secret: secret))
+        #expect(token.status == 200, "\(token.bodyText)")
+        let accessToken = try #require(try token.json()["access_token"] as? String)
+        let sent = try Curl.request("POST", endpoint + TestADM.path("device-9"), caFile: ca, headers: TestADM.headers(accessToken: accessToken), body: TestADM.message)
+        #expect(sent.status == 200, "\(sent.bodyText)")
+        let replacement = try #require(try sent.json()["registrationID"] as? String)
+        #expect(replacement.hasPrefix("amzn1.adm-registration.v3.replaced-"), "--adm-replaced-rate 1 replaces every id")
+        #expect(try String(contentsOfFile: admRecord, encoding: .utf8) == #"{"registration_id":"device-9","body":"#.appending(String(decoding: TestADM.message, as: UTF8.self)) + "}\n")
+
+        let ended = try server.terminate(SIGTERM)
+        #expect(ended.status == 0, "\(ended.stderr)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 0 Web Push and 1 ADM requests, 1 delivered"), "\(ended.stdout)")
     }
 
     @Test(arguments: [
@@ -79,6 +116,9 @@ struct EmulatorExecutableTests {
         (["--print-config", "--port", "0"], "pushline-emulator: error: --print-config needs a fixed --port (the printed endpoint names it) (see --help)"),
         (["--unavailable-rate", "1.5"], "pushline-emulator: error: --unavailable-rate must be a number between 0 and 1; got 1.5 (see --help)"),
         (["--webpush-gone-rate", "2"], "pushline-emulator: error: --webpush-gone-rate must be a number between 0 and 1; got 2.0 (see --help)"),
+        (["--adm-replaced-rate", "1.5"], "pushline-emulator: error: --adm-replaced-rate must be a number between 0 and 1; got 1.5 (see --help)"),
+        (["--adm-unregistered-rate", "0.6", "--adm-replaced-rate", "0.6"], "pushline-emulator: error: invalid emulator configuration: the token-level fault rates for adm add up to 1.2, more than 1 (see --help)"),
+        (["--record-adm", ""], "pushline-emulator: error: --record-adm must not be empty (see --help)"),
         (["emulate"], "pushline-emulator: error: Unexpected argument 'emulate' (see --help)"),
     ])
     func badFlagsAreOneLineUsageErrors(arguments: [String], message: String) throws {

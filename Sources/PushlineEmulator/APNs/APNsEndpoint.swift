@@ -78,7 +78,8 @@ struct APNsEndpoint {
         case .internalServerError: (500, "InternalServerError", [])
         case .serviceUnavailable: (503, "ServiceUnavailable", [retryAfter])
         // Not reachable for APNs (FaultRates.applies); answered as APNs would a server fault.
-        case .fcmUnregistered, .webpushGone, .quotaExceeded, .refusedStream, .dropConnection: (500, "InternalServerError", [])
+        case .fcmUnregistered, .webpushGone, .admUnregistered, .admReplaced, .quotaExceeded, .refusedStream, .dropConnection:
+            (500, "InternalServerError", [])
         }
         let body = status == 410
             ? "{\"reason\":\"\(reason)\",\"timestamp\":\(core.now)}"

@@ -13,6 +13,11 @@ public struct EmulatorConfiguration: Sendable {
     /// Appends `{"subscription":"<id>","plaintext":<JSON>}` for every delivered Web Push
     /// message to this file (created 0600 when missing).
     public var recordWebPush: String?
+    /// ADM (`POST /messaging/registrations/<id>/messages`) and its token endpoint
+    /// (`POST /auth/O2/token`) are served when set.
+    public var adm: ADMAccount?
+    /// Appends `{"registration_id":"<id>","body":<JSON>}` for every ADM message answered 200.
+    public var recordADM: String?
     public var faults: FaultPlan = FaultPlan()
     public var streams: StreamLimits = StreamLimits()
     /// The server certificate and key; `TLSIdentity.generate()` makes a fresh self-signed one.
@@ -57,6 +62,8 @@ public struct EmulatorConfiguration: Sendable {
         }
         if let problem = webPush?.problem { throw .invalidConfiguration(problem) }
         if recordWebPush?.isEmpty == true { throw .invalidConfiguration("the Web Push record file must not be empty") }
+        if recordADM?.isEmpty == true { throw .invalidConfiguration("the ADM record file must not be empty") }
+        if let adm, adm.clientID.isEmpty || adm.clientSecret.isEmpty { throw .invalidConfiguration("ADM client id and secret must not be empty") }
     }
 }
 

@@ -68,3 +68,19 @@ public struct WebPushAccount: Sendable {
         self.problem = problem
     }
 }
+
+/// What the emulator knows of an Amazon security profile: the client id and secret that buy an
+/// ADM access token at `/auth/O2/token` (client-credentials grant, scope `messaging:push`).
+///
+/// `description` never shows the secret.
+public struct ADMAccount: Sendable, CustomStringConvertible {
+    public var clientID: String
+    public var clientSecret: String
+
+    public init(clientID: String, clientSecret: String) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+    }
+
+    public var description: String { "ADMAccount(\(clientID), secret redacted)" }
+}

@@ -3,10 +3,11 @@ public import _CryptoExtras
 import Foundation
 
 /// Fresh provider credentials for an emulator run: an APNs .p8 key (P-256), an FCM service
-/// account (2048-bit RSA) and a VAPID key with Web Push subscriptions. The emulator gets the
-/// public halves (`apnsAccount`, `fcmAccount`, `webPushAccount`); a sender gets the files
-/// (`apnsKeyPEM`, `serviceAccountJSON(tokenURI:)`, `webPush.vapidPrivateKeyPEM`,
-/// `webPush.subscriptionsNDJSON(origin:)`).
+/// account (2048-bit RSA), a VAPID key with Web Push subscriptions and an ADM client secret. The
+/// emulator gets the public halves or the shared secret (`apnsAccount`, `fcmAccount`,
+/// `webPushAccount`, `admAccount`); a sender gets the files (`apnsKeyPEM`,
+/// `serviceAccountJSON(tokenURI:)`, `webPush.vapidPrivateKeyPEM`,
+/// `webPush.subscriptionsNDJSON(origin:)`, `admClientSecret`).
 ///
 /// `description` never shows key material.
 public struct EmulatorCredentials: Sendable, CustomStringConvertible {
@@ -16,15 +17,20 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
     public let apnsPrivateKey: P256.Signing.PrivateKey
     public let fcmPrivateKey: _RSA.Signing.PrivateKey
     public let webPush: WebPushCredentials
+    /// 64 lower-case hex digits: what `client_secret` must be at `/auth/O2/token`.
+    public let admClientSecret: String
 
     public static let defaultTeamID = "PUSHLINE01"
+    /// Amazon's client ids look like this; one fixed id, since only the secret is secret.
+    public static let admClientID = "amzn1.application-oa2-client.pushline-emulator"
     public static let defaultTopic = "com.example.pushline"
     public static let defaultProjectID = "pushline-demo"
 
-    /// Without `webPush`, a new VAPID key and subscriptions are made.
+    /// Without `webPush`, a new VAPID key and subscriptions are made; without `admClientSecret`,
+    /// a new random one.
     public init(
         teamID: String, topic: String, projectID: String, apnsPrivateKey: P256.Signing.PrivateKey, fcmPrivateKey: _RSA.Signing.PrivateKey,
-        webPush: WebPushCredentials? = nil
+        webPush: WebPushCredentials? = nil, admClientSecret: String? = nil
     ) {
         self.teamID = teamID
         self.topic = topic
@@ -32,6 +38,7 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
         self.apnsPrivateKey = apnsPrivateKey
         self.fcmPrivateKey = fcmPrivateKey
         self.webPush = webPush ?? .generate()
+        self.admClientSecret = admClientSecret ?? Self.hex((0..<32).map { _ in UInt8.random(in: .min ... .max) })
     }
 
     /// New keys (the RSA key takes a moment).
@@ -68,6 +75,10 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
 
     public var webPushAccount: WebPushAccount { webPush.account }
 
+    public var admAccount: ADMAccount {
+        ADMAccount(clientID: Self.admClientID, clientSecret: admClientSecret)
+    }
+
     /// The .p8 file's text: PKCS#8 PEM, as Apple delivers it.
     public var apnsKeyPEM: String { apnsPrivateKey.pemRepresentation }
 
@@ -91,7 +102,7 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
         "EmulatorCredentials(team \(teamID), key \(keyID), topic \(topic), project \(projectID), keys redacted)"
     }
 
-    private static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
+    static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         for byte in bytes {

@@ -8,7 +8,8 @@ import PushlineCore
 ///
 /// Files: `emulator-ca.pem` (the certificate: `ca_file`), `emulator-tls-key.pem`,
 /// `apns-auth-key.p8`, `fcm-service-account.json`, `vapid-private-key.pem`,
-/// `webpush-subscription-keys.json`, `webpush-subscriptions.ndjson`; all written with mode 0600.
+/// `webpush-subscription-keys.json`, `webpush-subscriptions.ndjson`, `adm-client-secret.txt`,
+/// `providers.yaml`; all written with mode 0600.
 public struct EmulatorStateDirectory: Sendable {
     public let path: String
 
@@ -54,8 +55,10 @@ public struct EmulatorStateDirectory: Sendable {
             }
         }
         let webPush = try prepareWebPush()
+        let admClientSecret = try prepareADMClientSecret()
         let credentials = EmulatorCredentials(
-            teamID: teamID, topic: topic, projectID: projectID, apnsPrivateKey: apnsKey, fcmPrivateKey: rsaKey, webPush: webPush
+            teamID: teamID, topic: topic, projectID: projectID, apnsPrivateKey: apnsKey, fcmPrivateKey: rsaKey, webPush: webPush,
+            admClientSecret: admClientSecret
         )
         try StateFiles.writeFile(serviceAccountPath, credentials.serviceAccountJSON(tokenURI: endpoint + "/token"))
         try writeWebPushSubscriptions(credentials: credentials, endpoint: endpoint)
@@ -102,6 +105,7 @@ public struct EmulatorStateDirectory: Sendable {
           apns: { team_id: \(q(credentials.teamID)), key_id: \(q(credentials.keyID)), key_file: \(q(apnsKeyPath)), topic: \(q(credentials.topic)), endpoint: \(q(endpoint)), ca_file: \(q(caFilePath)) }
           fcm: { service_account: \(q(serviceAccountPath)), endpoint: \(q(endpoint)), ca_file: \(q(caFilePath)) }
           webpush: { vapid_private_key: \(q(vapidKeyPath)), subject: \(q(WebPushCredentials.subject)), ca_file: \(q(caFilePath)), allow_private_endpoints: true }
+          adm: { client_id: \(q(EmulatorCredentials.admClientID)), client_secret_file: \(q(admClientSecretPath)), token_uri: \(q(endpoint + ADMTokenEndpoint.path)), endpoint: \(q(endpoint)), ca_file: \(q(caFilePath)) }
 
         """
     }

@@ -64,7 +64,8 @@ struct FCMEndpoint {
         case .quotaExceeded: (429, "Quota exceeded for quota metric 'Send requests'.", "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", [retryAfter])
         case .serviceUnavailable: (503, "The service is currently unavailable.", "UNAVAILABLE", "UNAVAILABLE", [retryAfter])
         // Not reachable for FCM (FaultRates.applies); answered as an internal error.
-        case .internalServerError, .apnsUnregistered, .apnsBadDeviceToken, .webpushGone, .tooManyRequests, .refusedStream, .dropConnection:
+        case .internalServerError, .apnsUnregistered, .apnsBadDeviceToken, .webpushGone, .admUnregistered, .admReplaced, .tooManyRequests,
+             .refusedStream, .dropConnection:
             (500, "Internal error encountered.", "INTERNAL", "INTERNAL", [])
         }
         return (GoogleStatus.answer(code: code, message: message, status: status, errorCode: errorCode, headers: headers),

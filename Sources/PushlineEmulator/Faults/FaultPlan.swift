@@ -5,7 +5,7 @@
 /// faults) the attempt number of that token, i.e. how many earlier valid requests for the same
 /// token the emulator received since it started or its stats were reset:
 /// - token-level faults (`apnsUnregistered`, `apnsBadDeviceToken`, `fcmUnregistered`,
-///   `webpushGone`) hash
+///   `webpushGone`, `admUnregistered`, `admReplaced`) hash
 ///   (seed, provider, token): a token drawn unregistered answers 410 on every attempt;
 /// - per-attempt faults hash (seed, provider, token, attempt): a token may get 503 on attempt 0
 ///   and succeed on attempt 1, and will do so again on the next run with the same seed;
@@ -45,6 +45,22 @@ public struct FaultPlan: Sendable, Equatable {
         return pick(attemptDraw, from: rates.layout(for: provider, tokenLevel: false))
     }
 
+    /// The `registrationID` an ADM token drawn `admReplaced` is answered with: derived from the
+    /// seed and the token only, so every attempt (and every run with the seed) names the same one.
+    public func replacementRegistrationID(for token: String) -> String {
+        let base = FaultHash.mix(seed ^ EmulatedProvider.adm.salt ^ FaultHash.token(token) ^ 0x7e91_ace0)
+        let bits = (base, FaultHash.mix(base ^ 0x5eed))
+        return Self.replacedRegistrationPrefix + hex16(bits.0) + hex16(bits.1)
+    }
+
+    /// The shape of a replacement id (letters, digits, `.` and `-`: a valid registration id itself).
+    public static let replacedRegistrationPrefix = "amzn1.adm-registration.v3.replaced-"
+
+    private func hex16(_ value: UInt64) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
     /// The latency added to the answer of that attempt.
     public func latency(for provider: EmulatedProvider, token: String, attempt: Int) -> Int {
         guard latencyJitterMilliseconds > 0 else { return latencyMilliseconds }
@@ -82,6 +98,7 @@ extension EmulatedProvider {
         case .apns: 0x6170_6e73
         case .fcm: 0x0066_636d
         case .webpush: 0x7765_6270
+        case .adm: 0x0061_646d
         }
     }
 }

@@ -1,6 +1,6 @@
 /// The provider an emulated request was addressed to.
 public enum EmulatedProvider: String, Sendable, Codable, CaseIterable {
-    case apns, fcm, webpush
+    case apns, fcm, webpush, adm
 }
 
 /// A fault the emulator injects in place of the normal answer.
@@ -13,13 +13,18 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
     case fcmUnregistered
     /// Web Push 410 Gone: the subscription expired or was unsubscribed. Token-level.
     case webpushGone
-    /// APNs 429 `TooManyRequests`, Web Push 429, with Retry-After.
+    /// ADM 400 `Unregistered`: the app was uninstalled. Token-level.
+    case admUnregistered
+    /// ADM 200 whose `registrationID` is another (`FaultPlan.replacementRegistrationID`): the
+    /// message is delivered and the sender must replace the token. Token-level.
+    case admReplaced
+    /// APNs 429 `TooManyRequests`, Web Push 429, ADM 429 `MaxRateExceeded`, with Retry-After.
     case tooManyRequests
     /// FCM 429 `QUOTA_EXCEEDED` (RESOURCE_EXHAUSTED), with Retry-After.
     case quotaExceeded
-    /// 500: APNs `InternalServerError`, FCM `INTERNAL`, Web Push 500.
+    /// 500: APNs `InternalServerError`, FCM `INTERNAL`, Web Push and ADM 500.
     case internalServerError
-    /// 503: APNs `ServiceUnavailable`, FCM `UNAVAILABLE`, Web Push 503.
+    /// 503: APNs `ServiceUnavailable`, FCM `UNAVAILABLE`, Web Push and ADM 503.
     case serviceUnavailable
     /// RST_STREAM REFUSED_STREAM: the request was not processed.
     case refusedStream
@@ -30,10 +35,13 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
     /// one attempt.
     public var isTokenLevel: Bool {
         switch self {
-        case .apnsUnregistered, .apnsBadDeviceToken, .fcmUnregistered, .webpushGone: true
+        case .apnsUnregistered, .apnsBadDeviceToken, .fcmUnregistered, .webpushGone, .admUnregistered, .admReplaced: true
         default: false
         }
     }
+
+    /// Whether the answer still delivers the message (only what it says differs).
+    public var delivers: Bool { self == .admReplaced }
 
     /// Whether a request to `provider` can get this fault.
     public func applies(to provider: EmulatedProvider) -> Bool {
@@ -41,8 +49,9 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
         case .apnsUnregistered, .apnsBadDeviceToken: provider == .apns
         case .fcmUnregistered, .quotaExceeded: provider == .fcm
         case .webpushGone: provider == .webpush
-        // Push services answer 429 Too Many Requests as APNs does; FCM's 429 is QUOTA_EXCEEDED.
-        case .tooManyRequests: provider == .apns || provider == .webpush
+        case .admUnregistered, .admReplaced: provider == .adm
+        // Everyone but FCM answers a plain 429 (ADM's reason is MaxRateExceeded); FCM's 429 is QUOTA_EXCEEDED.
+        case .tooManyRequests: provider != .fcm
         case .internalServerError, .serviceUnavailable, .refusedStream, .dropConnection: true
         }
     }

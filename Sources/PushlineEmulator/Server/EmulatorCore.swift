@@ -1,19 +1,19 @@
 import NIOConcurrencyHelpers
 
 /// The request handling behind every connection: routes a request to the APNs, FCM, Web Push,
-/// OAuth or stats endpoint and keeps the shared state. Thread-safe; one per emulator.
+/// ADM, OAuth or stats endpoint and keeps the shared state. Thread-safe; one per emulator.
 final class EmulatorCore: Sendable {
     let configuration: EmulatorConfiguration
     let state = NIOLockedValueBox(EmulatorState())
     /// The bound port, set once after bind: the OAuth endpoint accepts its own URL as audience,
     /// VAPID tokens must name the origin.
     let boundPort = NIOLockedValueBox(0)
-    /// Where delivered Web Push messages are written (`recordWebPush`), when set.
-    let webPushRecorder: WebPushRecorder?
+    /// Where delivered messages are written (`recordWebPush`, `recordADM`).
+    let records: RecordFiles
 
-    init(configuration: EmulatorConfiguration, webPushRecorder: WebPushRecorder? = nil) {
+    init(configuration: EmulatorConfiguration, records: RecordFiles = RecordFiles()) {
         self.configuration = configuration
-        self.webPushRecorder = webPushRecorder
+        self.records = records
     }
 
     var now: Int64 { configuration.clock.milliseconds }
@@ -32,9 +32,14 @@ final class EmulatorCore: Sendable {
         if path.hasPrefix("/push/") {
             return WebPushEndpoint(core: self).answer(request)
         }
+        if path.hasPrefix(ADMEndpoint.pathPrefix) {
+            return ADMEndpoint(core: self).answer(request)
+        }
         switch path {
         case "/token":
             return OAuthEndpoint(core: self).answer(request)
+        case ADMTokenEndpoint.path:
+            return ADMTokenEndpoint(core: self).answer(request)
         case "/stats":
             if request.method == "DELETE" { return reset() }
             guard request.method == "GET" else { return .json(405, #"{"error":"use GET /stats, or POST /stats/reset"}"#) }
@@ -87,35 +92,40 @@ final class EmulatorCore: Sendable {
         normal: (_ attempt: Int) -> (EmulatorAnswer, label: String, delivered: Bool, validated: Bool),
         fault: (InjectedFault, _ attempt: Int) -> (EmulatorAnswer, label: String)
     ) -> EmulatorAnswer {
-        let plan = configuration.faults
         let attempt = state.withLockedValue { $0.nextAttempt(provider, token) }
         var answer: EmulatorAnswer
         let label: String
-        let status: String
         var delivered = false
         var validated = false
-        if let injected = plan.fault(for: provider, token: token, attempt: attempt) {
-            switch injected {
-            case .refusedStream:
-                answer = EmulatorAnswer(action: .refuseStream)
-                label = "refused_stream"
-                status = label
-            case .dropConnection:
-                answer = EmulatorAnswer(action: .dropConnection)
-                label = "dropped_connection"
-                status = label
-            default:
-                (answer, label) = fault(injected, attempt)
-                status = answer.statusText
-            }
+        if case let (injected, faultAnswer, faultLabel)? = injectedAnswer(provider, token: token, attempt: attempt, fault: fault) {
+            (answer, label) = (faultAnswer, faultLabel)
+            // A replaced ADM registration is still delivered, unless its record failed (500).
+            delivered = injected.delivers && answer.statusText.hasPrefix("2")
         } else {
             (answer, label, delivered, validated) = normal(attempt)
-            status = answer.statusText
         }
         answer.authenticated = true
-        answer.latencyMilliseconds = plan.latency(for: provider, token: token, attempt: attempt)
+        answer.latencyMilliseconds = configuration.faults.latency(for: provider, token: token, attempt: attempt)
+        let status = answer.statusText
         state.withLockedValue { $0.record(provider, token: token, status: status, label: label, delivered: delivered, validated: validated) }
         return answer
+    }
+
+    /// The fault plan's answer for this attempt and its stats label, or nil for the normal
+    /// answer: REFUSED_STREAM and dropped connections are the same for every provider, the
+    /// rest is `fault`'s.
+    func injectedAnswer(
+        _ provider: EmulatedProvider, token: String, attempt: Int,
+        fault: (InjectedFault, _ attempt: Int) -> (EmulatorAnswer, label: String)
+    ) -> (InjectedFault, EmulatorAnswer, label: String)? {
+        guard let injected = configuration.faults.fault(for: provider, token: token, attempt: attempt) else { return nil }
+        switch injected {
+        case .refusedStream: return (injected, EmulatorAnswer(action: .refuseStream), "refused_stream")
+        case .dropConnection: return (injected, EmulatorAnswer(action: .dropConnection), "dropped_connection")
+        default:
+            let (answer, label) = fault(injected, attempt)
+            return (injected, answer, label)
+        }
     }
 
     /// Records an answer given before the fault decision (a rejected request).
@@ -124,8 +134,8 @@ final class EmulatorCore: Sendable {
         return answer
     }
 
-    /// Deterministic 128 bits for ids (apns-id, FCM message names, Web Push message locations): the same seed, token and
-    /// attempt give the same id.
+    /// Deterministic 128 bits for ids (apns-id, FCM message names, Web Push message locations,
+    /// ADM request ids): the same seed, token and attempt give the same id.
     func idBits(_ provider: EmulatedProvider, token: String, attempt: Int) -> (UInt64, UInt64) {
         let base = FaultHash.mix(configuration.faults.seed ^ provider.salt ^ FaultHash.token(token))
         let a = FaultHash.mix(base ^ UInt64(clamping: attempt))

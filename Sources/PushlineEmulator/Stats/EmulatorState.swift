@@ -11,6 +11,9 @@ struct EmulatorState {
     var verifiedProviderTokens: [String: Int64] = [:]
     /// VAPID tokens (JWT text) whose signature and claims verified, with their `exp`.
     var verifiedVAPIDTokens: [String: Int64] = [:]
+    /// Access tokens issued by `/auth/O2/token` (ADM), with their expiry (UNIX ms): apart from
+    /// Google's, as a token of one provider means nothing to the other.
+    var admAccessTokens: [String: Int64] = [:]
 
     static let maxAccessTokens = 100_000
     static let maxVerifiedProviderTokens = 1_024
@@ -48,8 +51,10 @@ struct EmulatorState {
         case .apns: body(&stats.apns)
         case .fcm: body(&stats.fcm)
         case .webpush: body(&stats.webpush)
+        case .adm: body(&stats.adm)
         }
     }
+
 
     /// Forgets counters and attempt numbers (so the fault plan starts over), keeps credentials
     /// and the count of open connections.
@@ -61,11 +66,21 @@ struct EmulatorState {
     }
 
     mutating func rememberAccessToken(_ token: String, expiresAt: Int64, now: Int64) {
-        if accessTokens.count >= Self.maxAccessTokens {
-            accessTokens = accessTokens.filter { $0.value > now }
-            if accessTokens.count >= Self.maxAccessTokens { accessTokens = [:] }
+        Self.remember(token, expiresAt: expiresAt, now: now, in: &accessTokens)
+    }
+
+    mutating func rememberADMAccessToken(_ token: String, expiresAt: Int64, now: Int64) {
+        Self.remember(token, expiresAt: expiresAt, now: now, in: &admAccessTokens)
+    }
+
+    /// Past `maxAccessTokens` the expired ones go, and all of them if none has expired: a
+    /// sender whose token was forgotten is answered 401 and fetches a new one.
+    private static func remember(_ token: String, expiresAt: Int64, now: Int64, in tokens: inout [String: Int64]) {
+        if tokens.count >= maxAccessTokens {
+            tokens = tokens.filter { $0.value > now }
+            if tokens.count >= maxAccessTokens { tokens = [:] }
         }
-        accessTokens[token] = expiresAt
+        tokens[token] = expiresAt
     }
 
     mutating func rememberProviderToken(_ token: String, issuedAt: Int64) {

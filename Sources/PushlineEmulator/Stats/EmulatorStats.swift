@@ -15,14 +15,20 @@ public struct EmulatorStats: Sendable, Codable, Equatable {
     public var fcm = ProviderStats()
     /// Web Push requests (`POST /push/<id>`), per subscription id.
     public var webpush = ProviderStats()
+    /// ADM requests (`POST /messaging/registrations/<id>/messages`), per registration id.
+    public var adm = ProviderStats()
+    /// Google's token endpoint (`/token`).
     public var oauth = OAuthStats()
+    /// Amazon's token endpoint (`/auth/O2/token`).
+    public var admOAuth = OAuthStats()
 
     public init() {}
 
     public struct ProviderStats: Sendable, Codable, Equatable {
         /// Requests whose path named this provider.
         public var requests = 0
-        /// Notifications accepted for delivery (200 without validate_only; Web Push 201).
+        /// Notifications accepted for delivery (200 without validate_only; Web Push 201; ADM 200,
+        /// a replaced registration id included).
         public var delivered = 0
         /// FCM `validate_only: true` requests accepted (nothing delivered).
         public var validated = 0

@@ -46,7 +46,8 @@ struct WebPushEndpoint {
         return core.faultOrNormal(
             .webpush, token: id,
             normal: { attempt in
-                if let recorder = core.webPushRecorder, !recorder.append(subscription: id, plaintext: plaintext) {
+                if let recorder = core.records.webPush,
+                   !recorder.append(head: "{\"subscription\":\(JSONText.quoted(id)),\"plaintext\":", json: plaintext) {
                     // Not delivered: a test reading the record must not miss a message it was told arrived.
                     return (Self.error(500, "RecordFailed", "the message could not be written to \(recorder.path)"), "500 RecordFailed", false, false)
                 }
@@ -64,7 +65,8 @@ struct WebPushEndpoint {
         case .tooManyRequests, .quotaExceeded: (429, "TooManyRequests", "too many messages; retry after the delay", [retryAfter])
         case .serviceUnavailable: (503, "ServiceUnavailable", "the push service is unavailable; retry after the delay", [retryAfter])
         // Not reachable for Web Push (FaultRates.applies); answered as a server fault.
-        case .internalServerError, .apnsUnregistered, .apnsBadDeviceToken, .fcmUnregistered, .refusedStream, .dropConnection:
+        case .internalServerError, .apnsUnregistered, .apnsBadDeviceToken, .fcmUnregistered, .admUnregistered, .admReplaced,
+             .refusedStream, .dropConnection:
             (500, "InternalServerError", "internal error", [])
         }
         return (Self.error(status, reason, message, headers: headers), "\(status) \(reason)")

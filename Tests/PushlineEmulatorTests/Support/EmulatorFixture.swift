@@ -31,6 +31,7 @@ final class EmulatorFixture: Sendable {
         configuration.apns = credentials.apnsAccount
         configuration.fcm = credentials.fcmAccount
         configuration.webPush = credentials.webPushAccount
+        configuration.adm = credentials.admAccount
         configuration.threads = 2
         configure(&configuration)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-emulator-tests-\(UUID().uuidString)")
