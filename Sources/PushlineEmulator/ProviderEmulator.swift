@@ -4,8 +4,8 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// A local APNs / FCM v1 / OAuth / Web Push / ADM server over HTTP/2 and TLS (ALPN h2) with
-/// seeded fault injection, for tests and `pushline-emulator`.
+/// A local APNs / FCM v1 / OAuth / Web Push / ADM / Standard Webhooks server over HTTP/2 and
+/// TLS (ALPN h2) with seeded fault injection, for tests and `pushline-emulator`.
 ///
 /// ```swift
 /// let credentials = try EmulatorCredentials.generate()
@@ -35,6 +35,9 @@ public final class ProviderEmulator: Sendable {
     public var tokenURI: String { endpoint + "/token" }
     /// Amazon's token endpoint for ADM (`providers.adm.token_uri`).
     public var admTokenURI: String { endpoint + ADMTokenEndpoint.path }
+
+    /// The webhook receiver's URL for `channel` (`sms`, `email`, …).
+    public func webhookURL(_ channel: String) -> String { endpoint + WebhookEndpoint.pathPrefix + channel }
 
     private init(configuration: EmulatorConfiguration, port: Int, core: EmulatorCore, group: MultiThreadedEventLoopGroup,
                  serverChannel: any Channel, connections: NIOLockedValueBox<[ObjectIdentifier: EmulatorConnection]>) {

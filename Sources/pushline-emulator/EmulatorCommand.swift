@@ -17,9 +17,9 @@ import Darwin
 struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushline-emulator",
-        abstract: "Serve a local APNs / FCM v1 / OAuth / Web Push / ADM emulator over HTTP/2 and TLS, with seeded fault injection.",
+        abstract: "Serve a local APNs / FCM v1 / OAuth / Web Push / ADM / webhook emulator over HTTP/2 and TLS, with seeded fault injection.",
         discussion: """
-        Keys, the ADM client secret (adm-client-secret.txt) and the self-signed certificate \
+        Keys, secrets (adm-client-secret.txt, webhook-secret.txt) and the self-signed certificate \
         live in --state-dir and are made on first use. \
         `pushline-emulator --print-config` writes them and prints the `providers:` block of a \
         pipeline that sends to this emulator, then exits; `pushline-emulator` (same --port and \
@@ -71,7 +71,7 @@ struct EmulatorCommand: AsyncParsableCommand {
     var admUnregisteredRate = 0.0
     @Option(help: ArgumentHelp("Share of ADM registration ids answered 200 with another registrationID (to be replaced).", valueName: "rate"))
     var admReplacedRate = 0.0
-    @Option(help: ArgumentHelp("Share of APNs, Web Push and ADM attempts answered 429 (with Retry-After).", valueName: "rate"))
+    @Option(help: ArgumentHelp("Share of APNs, Web Push, ADM and webhook attempts answered 429 (with Retry-After).", valueName: "rate"))
     var tooManyRequestsRate = 0.0
     @Option(help: ArgumentHelp("Share of FCM attempts answered 429 QUOTA_EXCEEDED (with Retry-After).", valueName: "rate"))
     var quotaExceededRate = 0.0
@@ -117,6 +117,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Append {\"registration_id\":ID,\"body\":JSON} for every ADM message answered 200 to this file.", valueName: "file"))
     var recordAdm: String?
 
+    @Option(help: ArgumentHelp("Append {\"id\":ID,\"path\":CHANNEL,\"body\":JSON} for every first delivery of a webhook to this file.", valueName: "file"))
+    var recordWebhooks: String?
+
     var faultRates: FaultRates {
         FaultRates([
             .apnsUnregistered: apnsUnregisteredRate, .apnsBadDeviceToken: apnsBadTokenRate, .fcmUnregistered: fcmUnregisteredRate,
@@ -161,6 +164,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         if !EmulatorConfiguration.threadRange.contains(threads) { throw ValidationError("--threads must be between 0 and 64; got \(threads)") }
         if recordWebpush?.isEmpty == true { throw ValidationError("--record-webpush must not be empty") }
         if recordAdm?.isEmpty == true { throw ValidationError("--record-adm must not be empty") }
+        if recordWebhooks?.isEmpty == true { throw ValidationError("--record-webhooks must not be empty") }
         // The rates of one provider share the unit interval.
         do throws(EmulatorError) {
             var plan = FaultPlan(seed: seed, rates: faultRates)
@@ -192,6 +196,8 @@ struct EmulatorCommand: AsyncParsableCommand {
             configuration.recordWebPush = recordWebpush
             configuration.adm = credentials.admAccount
             configuration.recordADM = recordAdm
+            configuration.webhooks = credentials.webhookAccount
+            configuration.recordWebhooks = recordWebhooks
             configuration.faults = FaultPlan(seed: seed, rates: faultRates)
             configuration.faults.goawayAfterStreams = goawayAfterStreams
             configuration.faults.retryAfterSeconds = retryAfter
@@ -211,10 +217,10 @@ struct EmulatorCommand: AsyncParsableCommand {
             Console.error("pushline-emulator: signal \(signal), stopping")
             await emulator.stop()
             let stats = emulator.stats()
-            let delivered = stats.apns.delivered + stats.fcm.delivered + stats.webpush.delivered + stats.adm.delivered
+            let delivered = stats.apns.delivered + stats.fcm.delivered + stats.webpush.delivered + stats.adm.delivered + stats.webhooks.delivered
             try Console.line(
                 "pushline-emulator: stopped; \(stats.apns.requests) APNs, \(stats.fcm.requests) FCM, \(stats.webpush.requests) Web Push and "
-                    + "\(stats.adm.requests) ADM requests, "
+                    + "\(stats.adm.requests) ADM requests, \(stats.webhooks.requests) webhook requests (\(stats.webhooks.duplicates) duplicates), "
                     + "\(delivered) delivered, \(stats.connectionsOpened) connections"
             )
         } catch let error as EmulatorError {

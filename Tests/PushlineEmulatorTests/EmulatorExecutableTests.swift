@@ -17,18 +17,20 @@ struct EmulatorExecutableTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.hasPrefix("providers:\n"))
         #expect(outcome.stdout.contains(#"endpoint: "https://127.0.0.1:18461""#))
-        for file in ["apns-auth-key.p8", "fcm-service-account.json", "emulator-ca.pem", "vapid-private-key.pem", "adm-client-secret.txt"] {
+        for file in ["apns-auth-key.p8", "fcm-service-account.json", "emulator-ca.pem", "vapid-private-key.pem", "adm-client-secret.txt", "webhook-secret.txt"] {
             #expect(FileManager.default.fileExists(atPath: state.path + "/" + file), "\(file)")
             #expect(outcome.stdout.contains(#""\#(state.path)/\#(file)""#), "\(file)")
         }
         let ca = state.path + "/emulator-ca.pem"
         let lines = outcome.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains(#"  adm: { client_id: "amzn1.application-oa2-client.pushline-emulator", client_secret_file: "\#(state.path)/adm-client-secret.txt", token_uri: "https://127.0.0.1:18461/auth/O2/token", endpoint: "https://127.0.0.1:18461", ca_file: "\#(ca)" }"#), "\(outcome.stdout)")
+        #expect(lines.contains(#"  sms: { url: "https://127.0.0.1:18461/webhooks/sms", secret_file: "\#(state.path)/webhook-secret.txt", ca_file: "\#(ca)" }"#))
+        #expect(lines.contains(#"  email: { url: "https://127.0.0.1:18461/webhooks/email", secret_file: "\#(state.path)/webhook-secret.txt", ca_file: "\#(ca)" }"#))
 
-        // A second run keeps the secret.
-        let secret = try String(contentsOfFile: state.path + "/adm-client-secret.txt", encoding: .utf8)
+        // A second run keeps the secrets.
+        let secrets = try ["adm-client-secret.txt", "webhook-secret.txt"].map { try String(contentsOfFile: state.path + "/" + $0, encoding: .utf8) }
         #expect(try EmulatorBinary.run(["--print-config", "--port", "18461", "--state-dir", state.path]).status == 0)
-        #expect(try String(contentsOfFile: state.path + "/adm-client-secret.txt", encoding: .utf8) == secret)
+        #expect(try ["adm-client-secret.txt", "webhook-secret.txt"].map { try String(contentsOfFile: state.path + "/" + $0, encoding: .utf8) } == secrets)
     }
 
     @Test func servesOverHTTP2AndStopsOnSIGTERMWithASummaryLine() throws {
@@ -46,7 +48,7 @@ struct EmulatorExecutableTests {
 
         let ended = try server.terminate(SIGTERM)
         #expect(ended.status == 0, "\(ended.stderr)")
-        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 0 Web Push and 0 ADM requests, 0 delivered"), "\(ended.stdout)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 0 Web Push and 0 ADM requests, 0 webhook requests (0 duplicates), 0 delivered"), "\(ended.stdout)")
         #expect(ended.stderr.contains("pushline-emulator: signal \(SIGTERM), stopping"))
     }
 
@@ -79,14 +81,15 @@ struct EmulatorExecutableTests {
 
         let ended = try server.terminate(SIGTERM)
         #expect(ended.status == 0, "\(ended.stderr)")
-        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 1 Web Push and 0 ADM requests, 1 delivered"), "\(ended.stdout)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 1 Web Push and 0 ADM requests, 0 webhook requests (0 duplicates), 1 delivered"), "\(ended.stdout)")
     }
 
-    @Test func servesADMWithTheSecretItWritesAndRecordsWhatArrives() throws {
+    @Test func servesADMAndWebhooksWithTheSecretsItWritesAndRecordsWhatArrives() throws {
         let state = try TemporaryFolder()
         let admRecord = state.path + "/adm.ndjson"
+        let webhookRecord = state.path + "/webhooks.ndjson"
         let server = try EmulatorBinary.Serving([
-            "--port", "0", "--state-dir", state.path, "--threads", "1", "--record-adm", admRecord,
+            "--port", "0", "--state-dir", state.path, "--threads", "1", "--record-adm", admRecord, "--record-webhooks", webhookRecord,
             "--adm-replaced-rate", "1",
         ])
         defer { server.kill() }
@@ -95,6 +98,7 @@ struct EmulatorExecutableTests {
         let ca = state.path + "/emulator-ca.pem"
         let providers = try String(contentsOfFile: state.path + "/providers.yaml", encoding: .utf8)
         #expect(providers.contains(#"token_uri: "\#(endpoint)/auth/O2/token""#), "written with the bound port")
+        #expect(providers.contains(#"  sms: { url: "\#(endpoint)/webhooks/sms""#))
 
         let secret = try String(contentsOfFile: state.path + "/adm-client-secret.txt", encoding: .utf8)
         let token = try Curl.request("POST", endpoint + "/auth/O2/token", caFile: ca, headers: [TestADM.formType], body: TestADM.tokenForm(secret: secret))
@@ -106,9 +110,17 @@ struct EmulatorExecutableTests {
         #expect(replacement.hasPrefix("amzn1.adm-registration.v3.replaced-"), "--adm-replaced-rate 1 replaces every id")
         #expect(try String(contentsOfFile: admRecord, encoding: .utf8) == #"{"registration_id":"device-9","body":"#.appending(String(decoding: TestADM.message, as: UTF8.self)) + "}\n")
 
+        let webhookSecret = try String(contentsOfFile: state.path + "/webhook-secret.txt", encoding: .utf8)
+        let body = TestWebhooks.body(channel: "email", to: "a@example.com")
+        for _ in 0..<2 {
+            let delivered = try Curl.request("POST", endpoint + "/webhooks/email", caFile: ca, headers: TestWebhooks.headers(secret: webhookSecret, id: "msg_exe", body: body), body: body)
+            #expect(delivered.status == 200, "\(delivered.bodyText)")
+        }
+        #expect(try String(contentsOfFile: webhookRecord, encoding: .utf8) == #"{"id":"msg_exe","path":"email","body":{"channel":"email","to":"a@example.com","text":"Hi"}}"# + "\n")
+
         let ended = try server.terminate(SIGTERM)
         #expect(ended.status == 0, "\(ended.stderr)")
-        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 0 Web Push and 1 ADM requests, 1 delivered"), "\(ended.stdout)")
+        #expect(ended.stdout.hasPrefix("pushline-emulator: stopped; 0 APNs, 0 FCM, 0 Web Push and 1 ADM requests, 2 webhook requests (1 duplicates), 2 delivered"), "\(ended.stdout)")
     }
 
     @Test(arguments: [
@@ -118,7 +130,7 @@ struct EmulatorExecutableTests {
         (["--webpush-gone-rate", "2"], "pushline-emulator: error: --webpush-gone-rate must be a number between 0 and 1; got 2.0 (see --help)"),
         (["--adm-replaced-rate", "1.5"], "pushline-emulator: error: --adm-replaced-rate must be a number between 0 and 1; got 1.5 (see --help)"),
         (["--adm-unregistered-rate", "0.6", "--adm-replaced-rate", "0.6"], "pushline-emulator: error: invalid emulator configuration: the token-level fault rates for adm add up to 1.2, more than 1 (see --help)"),
-        (["--record-adm", ""], "pushline-emulator: error: --record-adm must not be empty (see --help)"),
+        (["--record-webhooks", ""], "pushline-emulator: error: --record-webhooks must not be empty (see --help)"),
         (["emulate"], "pushline-emulator: error: Unexpected argument 'emulate' (see --help)"),
     ])
     func badFlagsAreOneLineUsageErrors(arguments: [String], message: String) throws {

@@ -18,6 +18,19 @@ public struct EmulatorConfiguration: Sendable {
     public var adm: ADMAccount?
     /// Appends `{"registration_id":"<id>","body":<JSON>}` for every ADM message answered 200.
     public var recordADM: String?
+    /// The Standard Webhooks receiver (`POST /webhooks/<channel>`) is served when set.
+    public var webhooks: WebhookAccount?
+    /// Appends `{"id":"<webhook-id>","path":"<channel>","body":<JSON>}` for every first delivery
+    /// of a webhook (not for duplicates).
+    public var recordWebhooks: String?
+    /// How far a `webhook-timestamp` may be from the emulator's clock (Standard Webhooks: 5 minutes).
+    public var webhookToleranceSeconds: Int = 300
+    /// Webhook ids remembered to tell a retry from a first delivery (and to number its
+    /// attempts); past this the oldest are forgotten. About 60 bytes each.
+    public var maxRememberedWebhookIDs: Int = 1 << 20
+    /// Webhook bodies above this are not buffered (413): an email's HTML and text bodies may each
+    /// be 100 KB before JSON escaping, far above the push providers' bodies.
+    public var maxWebhookBodyBytes: Int = 1 << 20
     public var faults: FaultPlan = FaultPlan()
     public var streams: StreamLimits = StreamLimits()
     /// The server certificate and key; `TLSIdentity.generate()` makes a fresh self-signed one.
@@ -63,7 +76,14 @@ public struct EmulatorConfiguration: Sendable {
         if let problem = webPush?.problem { throw .invalidConfiguration(problem) }
         if recordWebPush?.isEmpty == true { throw .invalidConfiguration("the Web Push record file must not be empty") }
         if recordADM?.isEmpty == true { throw .invalidConfiguration("the ADM record file must not be empty") }
+        if recordWebhooks?.isEmpty == true { throw .invalidConfiguration("the webhook record file must not be empty") }
         if let adm, adm.clientID.isEmpty || adm.clientSecret.isEmpty { throw .invalidConfiguration("ADM client id and secret must not be empty") }
+        if let webhooks, !WebhookSecret.keyLengths.contains(webhooks.key.count) {
+            throw .invalidConfiguration("the webhook key must be \(WebhookSecret.keyLengths.lowerBound) to \(WebhookSecret.keyLengths.upperBound) bytes; got \(webhooks.key.count)")
+        }
+        if !(0...86_400).contains(webhookToleranceSeconds) { throw .invalidConfiguration("webhookToleranceSeconds must be between 0 and 86400; got \(webhookToleranceSeconds)") }
+        if !(1...(1 << 24)).contains(maxRememberedWebhookIDs) { throw .invalidConfiguration("maxRememberedWebhookIDs must be between 1 and 16777216; got \(maxRememberedWebhookIDs)") }
+        if !(1...(1 << 24)).contains(maxWebhookBodyBytes) { throw .invalidConfiguration("maxWebhookBodyBytes must be between 1 and 16777216; got \(maxWebhookBodyBytes)") }
     }
 }
 

@@ -84,3 +84,23 @@ public struct ADMAccount: Sendable, CustomStringConvertible {
 
     public var description: String { "ADMAccount(\(clientID), secret redacted)" }
 }
+
+/// What the emulator knows of a Standard Webhooks sender: the HMAC-SHA256 key (the base64
+/// after `whsec_` of the secret, decoded) that `webhook-signature` must be made with.
+///
+/// `description` never shows the key.
+public struct WebhookAccount: Sendable, CustomStringConvertible {
+    public let key: [UInt8]
+
+    public init(key: [UInt8]) {
+        self.key = key
+    }
+
+    /// `whsec_<base64>`, as the secret file holds it; nil for anything else (`WebhookSecret`).
+    public init?(secret: String) {
+        guard let key = WebhookSecret.key(secret) else { return nil }
+        self.key = key
+    }
+
+    public var description: String { "WebhookAccount(\(key.count)-byte key redacted)" }
+}

@@ -3,11 +3,11 @@ public import _CryptoExtras
 import Foundation
 
 /// Fresh provider credentials for an emulator run: an APNs .p8 key (P-256), an FCM service
-/// account (2048-bit RSA), a VAPID key with Web Push subscriptions and an ADM client secret. The
-/// emulator gets the public halves or the shared secret (`apnsAccount`, `fcmAccount`,
-/// `webPushAccount`, `admAccount`); a sender gets the files (`apnsKeyPEM`,
-/// `serviceAccountJSON(tokenURI:)`, `webPush.vapidPrivateKeyPEM`,
-/// `webPush.subscriptionsNDJSON(origin:)`, `admClientSecret`).
+/// account (2048-bit RSA), a VAPID key with Web Push subscriptions, an ADM client secret and a
+/// webhook signing secret. The emulator gets the public halves or the shared secrets
+/// (`apnsAccount`, `fcmAccount`, `webPushAccount`, `admAccount`, `webhookAccount`); a sender gets
+/// the files (`apnsKeyPEM`, `serviceAccountJSON(tokenURI:)`, `webPush.vapidPrivateKeyPEM`,
+/// `webPush.subscriptionsNDJSON(origin:)`, `admClientSecret`, `webhookSecret`).
 ///
 /// `description` never shows key material.
 public struct EmulatorCredentials: Sendable, CustomStringConvertible {
@@ -19,6 +19,8 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
     public let webPush: WebPushCredentials
     /// 64 lower-case hex digits: what `client_secret` must be at `/auth/O2/token`.
     public let admClientSecret: String
+    /// The HMAC key webhook signatures are made with (`webhookSecret` is its text).
+    public let webhookKey: [UInt8]
 
     public static let defaultTeamID = "PUSHLINE01"
     /// Amazon's client ids look like this; one fixed id, since only the secret is secret.
@@ -26,11 +28,11 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
     public static let defaultTopic = "com.example.pushline"
     public static let defaultProjectID = "pushline-demo"
 
-    /// Without `webPush`, a new VAPID key and subscriptions are made; without `admClientSecret`,
-    /// a new random one.
+    /// Without `webPush`, a new VAPID key and subscriptions are made; without `admClientSecret`
+    /// or `webhookKey`, new random ones.
     public init(
         teamID: String, topic: String, projectID: String, apnsPrivateKey: P256.Signing.PrivateKey, fcmPrivateKey: _RSA.Signing.PrivateKey,
-        webPush: WebPushCredentials? = nil, admClientSecret: String? = nil
+        webPush: WebPushCredentials? = nil, admClientSecret: String? = nil, webhookKey: [UInt8]? = nil
     ) {
         self.teamID = teamID
         self.topic = topic
@@ -39,6 +41,7 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
         self.fcmPrivateKey = fcmPrivateKey
         self.webPush = webPush ?? .generate()
         self.admClientSecret = admClientSecret ?? Self.hex((0..<32).map { _ in UInt8.random(in: .min ... .max) })
+        self.webhookKey = webhookKey ?? WebhookSecret.generateKey()
     }
 
     /// New keys (the RSA key takes a moment).
@@ -78,6 +81,11 @@ public struct EmulatorCredentials: Sendable, CustomStringConvertible {
     public var admAccount: ADMAccount {
         ADMAccount(clientID: Self.admClientID, clientSecret: admClientSecret)
     }
+
+    public var webhookAccount: WebhookAccount { WebhookAccount(key: webhookKey) }
+
+    /// `whsec_<base64 of the key>`: what a webhook sender's `secret_file` holds.
+    public var webhookSecret: String { WebhookSecret.text(webhookKey) }
 
     /// The .p8 file's text: PKCS#8 PEM, as Apple delivers it.
     public var apnsKeyPEM: String { apnsPrivateKey.pemRepresentation }

@@ -9,7 +9,7 @@ import PushlineCore
 /// Files: `emulator-ca.pem` (the certificate: `ca_file`), `emulator-tls-key.pem`,
 /// `apns-auth-key.p8`, `fcm-service-account.json`, `vapid-private-key.pem`,
 /// `webpush-subscription-keys.json`, `webpush-subscriptions.ndjson`, `adm-client-secret.txt`,
-/// `providers.yaml`; all written with mode 0600.
+/// `webhook-secret.txt`, `providers.yaml`; all written with mode 0600.
 public struct EmulatorStateDirectory: Sendable {
     public let path: String
 
@@ -56,9 +56,10 @@ public struct EmulatorStateDirectory: Sendable {
         }
         let webPush = try prepareWebPush()
         let admClientSecret = try prepareADMClientSecret()
+        let webhookKey = try prepareWebhookKey()
         let credentials = EmulatorCredentials(
             teamID: teamID, topic: topic, projectID: projectID, apnsPrivateKey: apnsKey, fcmPrivateKey: rsaKey, webPush: webPush,
-            admClientSecret: admClientSecret
+            admClientSecret: admClientSecret, webhookKey: webhookKey
         )
         try StateFiles.writeFile(serviceAccountPath, credentials.serviceAccountJSON(tokenURI: endpoint + "/token"))
         try writeWebPushSubscriptions(credentials: credentials, endpoint: endpoint)
@@ -106,6 +107,8 @@ public struct EmulatorStateDirectory: Sendable {
           fcm: { service_account: \(q(serviceAccountPath)), endpoint: \(q(endpoint)), ca_file: \(q(caFilePath)) }
           webpush: { vapid_private_key: \(q(vapidKeyPath)), subject: \(q(WebPushCredentials.subject)), ca_file: \(q(caFilePath)), allow_private_endpoints: true }
           adm: { client_id: \(q(EmulatorCredentials.admClientID)), client_secret_file: \(q(admClientSecretPath)), token_uri: \(q(endpoint + ADMTokenEndpoint.path)), endpoint: \(q(endpoint)), ca_file: \(q(caFilePath)) }
+          sms: { url: \(q(endpoint + WebhookEndpoint.pathPrefix + "sms")), secret_file: \(q(webhookSecretPath)), ca_file: \(q(caFilePath)) }
+          email: { url: \(q(endpoint + WebhookEndpoint.pathPrefix + "email")), secret_file: \(q(webhookSecretPath)), ca_file: \(q(caFilePath)) }
 
         """
     }

@@ -99,6 +99,7 @@ extension EmulatedProvider {
         case .fcm: 0x0066_636d
         case .webpush: 0x7765_6270
         case .adm: 0x0061_646d
+        case .webhook: 0x7768_6f6b
         }
     }
 }

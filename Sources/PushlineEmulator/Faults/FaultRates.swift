@@ -1,6 +1,8 @@
 /// The provider an emulated request was addressed to.
 public enum EmulatedProvider: String, Sendable, Codable, CaseIterable {
     case apns, fcm, webpush, adm
+    /// The Standard Webhooks receiver (`POST /webhooks/<channel>`); its "token" is the `webhook-id`.
+    case webhook
 }
 
 /// A fault the emulator injects in place of the normal answer.
@@ -18,13 +20,13 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
     /// ADM 200 whose `registrationID` is another (`FaultPlan.replacementRegistrationID`): the
     /// message is delivered and the sender must replace the token. Token-level.
     case admReplaced
-    /// APNs 429 `TooManyRequests`, Web Push 429, ADM 429 `MaxRateExceeded`, with Retry-After.
+    /// APNs 429 `TooManyRequests`, Web Push 429, ADM 429 `MaxRateExceeded`, webhook 429, with Retry-After.
     case tooManyRequests
     /// FCM 429 `QUOTA_EXCEEDED` (RESOURCE_EXHAUSTED), with Retry-After.
     case quotaExceeded
-    /// 500: APNs `InternalServerError`, FCM `INTERNAL`, Web Push and ADM 500.
+    /// 500: APNs `InternalServerError`, FCM `INTERNAL`, Web Push, ADM and webhook 500.
     case internalServerError
-    /// 503: APNs `ServiceUnavailable`, FCM `UNAVAILABLE`, Web Push and ADM 503.
+    /// 503: APNs `ServiceUnavailable`, FCM `UNAVAILABLE`, Web Push, ADM and webhook 503.
     case serviceUnavailable
     /// RST_STREAM REFUSED_STREAM: the request was not processed.
     case refusedStream

@@ -1,19 +1,20 @@
 import NIOConcurrencyHelpers
 
 /// The request handling behind every connection: routes a request to the APNs, FCM, Web Push,
-/// ADM, OAuth or stats endpoint and keeps the shared state. Thread-safe; one per emulator.
+/// ADM, webhook, OAuth or stats endpoint and keeps the shared state. Thread-safe; one per emulator.
 final class EmulatorCore: Sendable {
     let configuration: EmulatorConfiguration
-    let state = NIOLockedValueBox(EmulatorState())
+    let state: NIOLockedValueBox<EmulatorState>
     /// The bound port, set once after bind: the OAuth endpoint accepts its own URL as audience,
     /// VAPID tokens must name the origin.
     let boundPort = NIOLockedValueBox(0)
-    /// Where delivered messages are written (`recordWebPush`, `recordADM`).
+    /// Where delivered messages are written (`recordWebPush`, `recordADM`, `recordWebhooks`).
     let records: RecordFiles
 
     init(configuration: EmulatorConfiguration, records: RecordFiles = RecordFiles()) {
         self.configuration = configuration
         self.records = records
+        state = NIOLockedValueBox(EmulatorState(maxRememberedWebhookIDs: configuration.maxRememberedWebhookIDs))
     }
 
     var now: Int64 { configuration.clock.milliseconds }
@@ -34,6 +35,9 @@ final class EmulatorCore: Sendable {
         }
         if path.hasPrefix(ADMEndpoint.pathPrefix) {
             return ADMEndpoint(core: self).answer(request)
+        }
+        if path.hasPrefix(WebhookEndpoint.pathPrefix) {
+            return WebhookEndpoint(core: self).answer(request)
         }
         switch path {
         case "/token":

@@ -2,10 +2,10 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// One HTTP/2 stream: buffers the request (headers, then body up to the configured bound),
-/// asks the core for the answer, and writes it, after the configured latency (scheduled on the
-/// event loop, never blocking it), as a response, RST_STREAM REFUSED_STREAM or a dropped
-/// connection.
+/// One HTTP/2 stream: buffers the request (headers, then body up to the configured bound, a
+/// larger one for webhooks), asks the core for the answer, and writes it, after the configured
+/// latency (scheduled on the event loop, never blocking it), as a response, RST_STREAM
+/// REFUSED_STREAM or a dropped connection.
 final class EmulatorStreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
@@ -16,6 +16,7 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
     private var headers: [(name: String, value: String)] = []
     private var sawHeaders = false
     private var body: [UInt8] = []
+    private var bodyLimit = 0
     private var bodyTruncated = false
     private var answered = false
 
@@ -36,11 +37,13 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
                     default: headers.append((name, value))
                     }
                 }
+                let configuration = connection.core.configuration
+                bodyLimit = path.hasPrefix(WebhookEndpoint.pathPrefix) ? configuration.maxWebhookBodyBytes : configuration.maxRequestBodyBytes
             }
             if frame.endStream { respond(context: context) }
         case .data(let frame):
             if case .byteBuffer(let buffer) = frame.data {
-                let room = connection.core.configuration.maxRequestBodyBytes - body.count
+                let room = bodyLimit - body.count
                 if buffer.readableBytes > room {
                     bodyTruncated = true
                     body.append(contentsOf: buffer.readableBytesView.prefix(max(0, room)))

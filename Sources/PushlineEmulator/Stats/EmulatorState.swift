@@ -14,6 +14,12 @@ struct EmulatorState {
     /// Access tokens issued by `/auth/O2/token` (ADM), with their expiry (UNIX ms): apart from
     /// Google's, as a token of one provider means nothing to the other.
     var admAccessTokens: [String: Int64] = [:]
+    /// Webhook ids: attempt numbers and first deliveries.
+    var webhookLedger: WebhookLedger
+
+    init(maxRememberedWebhookIDs: Int = 1 << 20) {
+        webhookLedger = WebhookLedger(capacity: maxRememberedWebhookIDs)
+    }
 
     static let maxAccessTokens = 100_000
     static let maxVerifiedProviderTokens = 1_024
@@ -52,9 +58,31 @@ struct EmulatorState {
         case .fcm: body(&stats.fcm)
         case .webpush: body(&stats.webpush)
         case .adm: body(&stats.adm)
+        // Webhooks are counted per channel, not per token (`recordWebhook`).
+        case .webhook: break
         }
     }
 
+    /// What became of a webhook request.
+    enum WebhookOutcome {
+        case answered, delivered, duplicate, signatureFailure
+    }
+
+    /// Counts a webhook answer; `channel` only once the signature verified (a hostile path
+    /// cannot grow the per-channel table).
+    mutating func recordWebhook(channel: String?, status: String, label: String, outcome: WebhookOutcome = .answered) {
+        stats.statuses[status, default: 0] += 1
+        stats.webhooks.answers[label, default: 0] += 1
+        switch outcome {
+        case .answered: break
+        case .delivered: stats.webhooks.delivered += 1
+        case .duplicate: stats.webhooks.duplicates += 1
+        case .signatureFailure: stats.webhooks.signatureFailures += 1
+        }
+        guard let channel else { return }
+        guard stats.webhooks.channels[channel] != nil || stats.webhooks.channels.count < EmulatorStats.WebhookStats.maxChannels else { return }
+        stats.webhooks.channels[channel, default: EmulatorStats.ChannelStats()].record(label: label, outcome: outcome)
+    }
 
     /// Forgets counters and attempt numbers (so the fault plan starts over), keeps credentials
     /// and the count of open connections.
@@ -63,6 +91,7 @@ struct EmulatorState {
         stats = EmulatorStats()
         stats.connectionsOpen = open
         attempts = [:]
+        webhookLedger.reset()
     }
 
     mutating func rememberAccessToken(_ token: String, expiresAt: Int64, now: Int64) {

@@ -17,6 +17,8 @@ public struct EmulatorStats: Sendable, Codable, Equatable {
     public var webpush = ProviderStats()
     /// ADM requests (`POST /messaging/registrations/<id>/messages`), per registration id.
     public var adm = ProviderStats()
+    /// Webhook requests (`POST /webhooks/<channel>`), per channel.
+    public var webhooks = WebhookStats()
     /// Google's token endpoint (`/token`).
     public var oauth = OAuthStats()
     /// Amazon's token endpoint (`/auth/O2/token`).

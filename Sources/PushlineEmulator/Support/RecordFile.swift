@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `--record-webpush`, `--record-adm`: one JSON line per delivered message,
+/// `--record-webpush`, `--record-adm`, `--record-webhooks`: one JSON line per delivered message,
 /// so a test can compare what a sender sent with what arrived.
 ///
 /// Lines come from every event-loop thread: each is written whole with `write(2)` under a lock
@@ -80,6 +80,7 @@ final class RecordFile: Sendable {
 struct RecordFiles: Sendable {
     var webPush: RecordFile?
     var adm: RecordFile?
+    var webhooks: RecordFile?
 
     init() {}
 
@@ -88,6 +89,7 @@ struct RecordFiles: Sendable {
         do throws(EmulatorError) {
             if let path = configuration.recordWebPush { webPush = try RecordFile.open(path, recording: "Web Push messages") }
             if let path = configuration.recordADM { adm = try RecordFile.open(path, recording: "ADM messages") }
+            if let path = configuration.recordWebhooks { webhooks = try RecordFile.open(path, recording: "webhook deliveries") }
         } catch {
             close()
             throw error
@@ -97,5 +99,6 @@ struct RecordFiles: Sendable {
     func close() {
         webPush?.close()
         adm?.close()
+        webhooks?.close()
     }
 }

@@ -32,6 +32,7 @@ final class EmulatorFixture: Sendable {
         configuration.fcm = credentials.fcmAccount
         configuration.webPush = credentials.webPushAccount
         configuration.adm = credentials.admAccount
+        configuration.webhooks = credentials.webhookAccount
         configuration.threads = 2
         configure(&configuration)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-emulator-tests-\(UUID().uuidString)")
