@@ -26,7 +26,7 @@ public struct EmulatorConfiguration: Sendable {
     /// How far a `webhook-timestamp` may be from the emulator's clock (Standard Webhooks: 5 minutes).
     public var webhookToleranceSeconds: Int = 300
     /// Webhook ids remembered to tell a retry from a first delivery (and to number its
-    /// attempts); past this the oldest are forgotten. About 60 bytes each.
+    /// attempts); past this the oldest are forgotten. About 70 MB for the default million.
     public var maxRememberedWebhookIDs: Int = 1 << 20
     /// Webhook bodies above this are not buffered (413): an email's HTML and text bodies may each
     /// be 100 KB before JSON escaping, far above the push providers' bodies.
