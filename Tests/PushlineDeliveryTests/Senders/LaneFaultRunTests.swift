@@ -20,14 +20,18 @@ struct LaneFaultRunTests {
         case (.apnsBadDeviceToken?, _): "400 BadDeviceToken"
         case (.fcmUnregistered?, _): "404 UNREGISTERED"
         case (.webpushGone?, _): "410 Gone"
+        case (.admUnregistered?, _): "400 Unregistered"
+        case (.admReplaced?, _): "200 replaced"
         case (.tooManyRequests?, _): "429 TooManyRequests"
         case (.quotaExceeded?, _): "429 QUOTA_EXCEEDED"
         case (.internalServerError?, .apns): "500 InternalServerError"
         case (.internalServerError?, .fcm): "500 INTERNAL"
-        case (.internalServerError?, .webpush): "500 InternalServerError"
+        case (.internalServerError?, .webpush), (.internalServerError?, .adm): "500 InternalServerError"
         case (.serviceUnavailable?, .apns): "503 ServiceUnavailable"
         case (.serviceUnavailable?, .fcm): "503 UNAVAILABLE"
-        case (.serviceUnavailable?, .webpush): "503 ServiceUnavailable"
+        case (.serviceUnavailable?, .webpush), (.serviceUnavailable?, .adm): "503 ServiceUnavailable"
+        case (.internalServerError?, .webhook): "500 internal_error"
+        case (.serviceUnavailable?, .webhook): "503 service_unavailable"
         case (.refusedStream?, _): "refused_stream"
         case (.dropConnection?, _): "dropped_connection"
         }
@@ -64,6 +68,10 @@ struct LaneFaultRunTests {
                 return Prediction(kind: .invalidToken, reason: "UNREGISTERED", attempts: 0, answers: answers)
             case .webpushGone?:
                 return Prediction(kind: .invalidToken, reason: "Gone", attempts: 0, answers: answers)
+            case .admUnregistered?:
+                return Prediction(kind: .invalidToken, reason: "Unregistered", attempts: 0, answers: answers)
+            case .admReplaced?:
+                return Prediction(kind: .sent, reason: nil, attempts: attempts, answers: answers)
             case .refusedStream?:
                 continue
             case .tooManyRequests?, .internalServerError?, .serviceUnavailable?, .quotaExceeded?, .dropConnection?:
