@@ -1,60 +1,305 @@
 import PushlineCore
 
-/// The shape of most push titles, `Hi {{ customer.first_name }}, your {{ event.event_title }}`,
-/// compiled flat: all literal text in one buffer, and per output the text run before it and its
-/// path. Rendering is a loop of `write(slice)` and `value(at:)` with nothing to retain per node.
+/// The shapes of most push texts, compiled flat: literal text, outputs of a static path with at
+/// most a `default: '…'` and one of `downcase`, `upcase`, `url_encode`, and `if` blocks comparing
+/// a static path with a number (`{% if customer.points > 1000 %}…{% endif %}`), nested.
+///
+/// Rendering is a loop over ops of plain indices: values go from the record's bytes into the
+/// output, filtered byte by byte, with no `LiquidValue`, no render state and nothing retained
+/// per node. Whatever the fast path cannot decide exactly (a value of another kind, non-ASCII
+/// text under a case filter, a missing variable, a non-integer number) is handed to the general
+/// renderer for that one output or condition, so results are the general renderer's, always.
 struct LiquidFlatProgram: Sendable {
-    struct Segment: Sendable {
-        /// Literal bytes (in `text`) written before the lookup.
-        var literal: Range<Int>
+    enum Op: Sendable {
+        /// Literal bytes of `text`.
+        case text(Range<Int>)
+        /// `outputs[i]`.
+        case output(Int)
+        /// `branches[i]`: its bodies are the ops after it.
+        case branch(Int)
+    }
+
+    enum Transform: Sendable {
+        case none, downcase, upcase, urlEncode
+    }
+
+    struct Output: Sendable {
         var path: JSONPath
-        var variable: LiquidVariable
+        /// The expression as written, for the general renderer.
+        var expression: LiquidFilteredExpression
+        /// `default: '<text>'` first.
+        var defaultText: [UInt8]?
+        var transform: Transform
+    }
+
+    struct Branch: Sendable {
+        var path: JSONPath
+        var comparison: LiquidOperator
+        var number: Int
+        /// The condition as written, for the general renderer.
+        var condition: LiquidCondition
+        var then: Range<Int>
+        var otherwise: Range<Int>
     }
 
     let text: [UInt8]
-    let segments: [Segment]
-    /// Literal bytes after the last lookup.
-    let tail: Range<Int>
+    let ops: [Op]
+    let outputs: [Output]
+    let branches: [Branch]
+    /// Records up to this size (the whole line's bytes bound every value in it) cannot make
+    /// the general renderer hit its step or value limit on this program, so the fast path gives
+    /// its result; a larger record is rendered by the general renderer, limits and all.
+    let maxRecordBytes: Int
 
-    /// Nil unless every node is text or an unfiltered output of a static path.
-    init?(_ nodes: [LiquidNode]) {
-        var text: [UInt8] = []
-        var segments: [Segment] = []
-        var runStart = 0
-        for node in nodes {
-            switch node {
-            case .text(let bytes):
-                text += bytes
-            case .output(let expression):
-                guard expression.filters.isEmpty, case .variable(let variable) = expression.base,
-                      let path = variable.jsonPath else { return nil }
-                segments.append(Segment(literal: runStart..<text.count, path: path, variable: variable))
-                runStart = text.count
-            default:
-                return nil
-            }
-        }
-        self.text = text
-        self.segments = segments
-        self.tail = runStart..<text.count
+    /// Nil unless every node has one of the shapes above.
+    init?(_ nodes: [LiquidNode], budget: LiquidBudget) {
+        var builder = Builder()
+        guard builder.add(nodes) else { return nil }
+        text = builder.text
+        ops = builder.ops
+        outputs = builder.outputs
+        branches = builder.branches
+        maxRecordBytes = Self.maxRecordBytes(outputs: outputs, branches: branches.count, budget: budget)
     }
 
-    func render(
-        record: JSONValue, into output: inout RenderOutput,
-        slowLookup: (LiquidVariable, inout RenderOutput) throws(TemplateRenderError) -> Void
-    ) throws(TemplateRenderError) {
-        for segment in segments {
-            if !segment.literal.isEmpty {
-                do { try output.write(text[segment.literal]) } catch { throw TemplateRenderError(error) }
+    /// What the general renderer spends at most per output or branch, for a record of `s`
+    /// bytes: a filter call and its input, argument and result (a value's work size is at most
+    /// `elementCost` per element plus its bytes, and elements take two bytes each), twice over;
+    /// a comparison's two sides. `url_encode` triples what it reads.
+    private static func maxRecordBytes(outputs: [Output], branches: Int, budget: LiquidBudget) -> Int {
+        let operations = max(1, outputs.count + branches)
+        let longestDefault = outputs.map { $0.defaultText?.count ?? 0 }.max() ?? 0
+        let perByte = 2 * (LiquidValue.elementCost / 2 + 1) * 4
+        let constant = 4 * TemplateCost.call + 2 * longestDefault + 8
+        let bySteps = (budget.maxSteps / operations - constant) / perByte
+        let growth = outputs.contains { $0.transform == .urlEncode } ? 3 : 1
+        let byBytes = budget.maxBytes / growth - longestDefault
+        return max(0, min(bySteps, byBytes))
+    }
+
+    private struct Builder {
+        var text: [UInt8] = []
+        var ops: [Op] = []
+        var outputs: [Output] = []
+        var branches: [Branch] = []
+
+        mutating func add(_ nodes: [LiquidNode]) -> Bool {
+            for node in nodes {
+                switch node {
+                case .text(let bytes):
+                    let start = text.count
+                    text += bytes
+                    ops.append(.text(start..<text.count))
+                case .output(let expression):
+                    guard let output = Self.output(expression) else { return false }
+                    outputs.append(output)
+                    ops.append(.output(outputs.count - 1))
+                case .conditional(let branchList, let otherwise):
+                    guard branchList.count == 1, case .compare(let left, let comparison, let right) = branchList[0].condition,
+                          comparison != .contains,
+                          case .variable(let variable) = left, let path = variable.jsonPath,
+                          case .literal(.int(let number)) = right
+                    else { return false }
+                    let index = branches.count
+                    branches.append(Branch(path: path, comparison: comparison, number: number, condition: branchList[0].condition, then: 0..<0, otherwise: 0..<0))
+                    ops.append(.branch(index))
+                    let thenStart = ops.count
+                    guard add(branchList[0].body) else { return false }
+                    let elseStart = ops.count
+                    guard add(otherwise ?? []) else { return false }
+                    branches[index].then = thenStart..<elseStart
+                    branches[index].otherwise = elseStart..<ops.count
+                default:
+                    return false
+                }
             }
-            if let value = record.value(at: segment.path) {
-                do { try LiquidValue.json(value).write(to: &output) } catch { throw TemplateRenderError(error) }
-            } else {
-                try slowLookup(segment.variable, &output)
+            return true
+        }
+
+        static func output(_ expression: LiquidFilteredExpression) -> Output? {
+            guard case .variable(let variable) = expression.base, let path = variable.jsonPath else { return nil }
+            var filters = expression.filters[...]
+            var defaultText: [UInt8]?
+            if let first = filters.first, first.filter == .default {
+                guard first.keywordArguments.isEmpty, let literals = first.literalArguments, literals.count == 1,
+                      case .string(let fallback) = literals[0]
+                else { return nil }
+                defaultText = fallback
+                filters = filters.dropFirst()
+            }
+            var transform = Transform.none
+            if let call = filters.first {
+                guard filters.count == 1, call.arguments.isEmpty, call.keywordArguments.isEmpty else { return nil }
+                switch call.filter {
+                case .downcase: transform = .downcase
+                case .upcase: transform = .upcase
+                case .url_encode: transform = .urlEncode
+                default: return nil
+                }
+            }
+            return Output(path: path, expression: expression, defaultText: defaultText, transform: transform)
+        }
+    }
+
+    /// The general renderer's hand, for what the fast path does not decide.
+    struct Fallback {
+        let renderer: LiquidRenderer
+        let record: JSONValue
+
+        func write(_ expression: LiquidFilteredExpression, into output: inout RenderOutput) throws(TemplateRenderError) {
+            var state = LiquidRenderState(root: .json(record), budget: renderer.budget)
+            let value = try renderer.evaluate(expression, &state)
+            if value.isSequence { try state.spend(value.workSize) }
+            do { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
+        }
+
+        func test(_ condition: LiquidCondition) throws(TemplateRenderError) -> Bool {
+            var state = LiquidRenderState(root: .json(record), budget: renderer.budget)
+            return try renderer.test(condition, &state)
+        }
+    }
+
+    /// False (nothing written) when the record is larger than the fast path answers for.
+    func render(record: JSONValue, into output: inout RenderOutput, renderer: LiquidRenderer) throws(TemplateRenderError) -> Bool {
+        guard record.byteRange.count <= maxRecordBytes else { return false }
+        try run(0..<ops.count, record: record, into: &output, fallback: Fallback(renderer: renderer, record: record))
+        return true
+    }
+
+    private func run(_ range: Range<Int>, record: JSONValue, into output: inout RenderOutput, fallback: Fallback) throws(TemplateRenderError) {
+        var i = range.lowerBound
+        while i < range.upperBound {
+            switch ops[i] {
+            case .text(let bytes):
+                do { try output.write(text[bytes]) } catch { throw TemplateRenderError(error) }
+                i += 1
+            case .output(let index):
+                // By index, not by copy: a copied `Output` would retain its path and expression.
+                if try !write(index, record: record, into: &output) {
+                    try fallback.write(outputs[index].expression, into: &output)
+                }
+                i += 1
+            case .branch(let index):
+                let taken: Bool
+                if let known = test(index, record: record) { taken = known } else { taken = try fallback.test(branches[index].condition) }
+                try run(taken ? branches[index].then : branches[index].otherwise, record: record, into: &output, fallback: fallback)
+                i = branches[index].otherwise.upperBound
             }
         }
-        if !tail.isEmpty {
-            do { try output.write(text[tail]) } catch { throw TemplateRenderError(error) }
+    }
+
+    /// The comparison when the value is an integer written as one; nil otherwise.
+    private func test(_ index: Int, record: JSONValue) -> Bool? {
+        guard let value = record.value(at: branches[index].path), let wide = value.int64Value, let left = Int(exactly: wide) else { return nil }
+        let number = branches[index].number
+        switch branches[index].comparison {
+        case .equal: return left == number
+        case .notEqual: return left != number
+        case .less: return left < number
+        case .greater: return left > number
+        case .lessOrEqual: return left <= number
+        case .greaterOrEqual: return left >= number
+        case .contains: return nil
         }
+    }
+
+    /// Writes output `index`'s value when the fast path decides it exactly; false (nothing
+    /// written) when the general renderer must.
+    private func write(_ index: Int, record: JSONValue, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+        let transform = outputs[index].transform
+        guard let value = record.value(at: outputs[index].path) else {
+            // Missing: `default` gives its text (even in strict mode); without it, strict mode
+            // has an error to raise, so the general renderer decides.
+            guard outputs[index].defaultText != nil else { return false }
+            return try writeDefault(index, into: &output)
+        }
+        switch value.kind {
+        case .string:
+            if value.byteRange.count == 2, outputs[index].defaultText != nil { return try writeDefault(index, into: &output) }
+            let done = try value.withUnescapedString { (bytes) throws(TemplateRenderError) -> Bool in
+                try self.transform(bytes, transform, into: &output)
+            }
+            return done ?? false
+        case .null, .false:
+            guard outputs[index].defaultText != nil else { return false }
+            return try writeDefault(index, into: &output)
+        case .number where transform == .none && outputs[index].defaultText == nil:
+            do { try LiquidValue.json(value).write(to: &output) } catch { throw TemplateRenderError(error) }
+            return true
+        default:
+            return false
+        }
+    }
+
+    private func writeDefault(_ index: Int, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+        guard let text = outputs[index].defaultText else { return false }
+        return try transform(text, outputs[index].transform, into: &output)
+    }
+
+    /// Writes `bytes` through `transform`; false (nothing written) for text a case filter must
+    /// treat as Unicode.
+    private func transform(_ bytes: UnsafeRawBufferPointer, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+        guard transform == .none else { return try transformed(bytes, transform, into: &output) }
+        do { try output.write(bytes) } catch { throw TemplateRenderError(error) }
+        return true
+    }
+
+    private func transform(_ bytes: [UInt8], _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+        guard transform == .none else { return try transformed(bytes, transform, into: &output) }
+        do { try output.write(bytes) } catch { throw TemplateRenderError(error) }
+        return true
+    }
+
+    /// Transformed in chunks of a stack buffer: one `write` (one limit check, one escape pass)
+    /// per 256 bytes, not per byte.
+    private func transformed(_ bytes: some Collection<UInt8>, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+        if transform == .downcase || transform == .upcase, !bytes.allSatisfy({ $0 < 0x80 }) { return false }
+        let chunk = 256
+        let written: Result<Void, RenderOutput.LimitExceeded> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
+            var count = 0
+            var failure: RenderOutput.LimitExceeded?
+            func flush() {
+                guard count > 0, failure == nil else { return }
+                do throws(RenderOutput.LimitExceeded) {
+                    try output.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                } catch {
+                    failure = error
+                }
+                count = 0
+            }
+            for byte in bytes {
+                // Room for the longest expansion (`%XX`).
+                if count > chunk - 3 { flush() }
+                switch transform {
+                case .none:
+                    buffer[count] = byte
+                    count += 1
+                case .downcase:
+                    buffer[count] = byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte
+                    count += 1
+                case .upcase:
+                    buffer[count] = byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte
+                    count += 1
+                case .urlEncode:
+                    if LiquidStringFilters.isURLUnreserved(byte) {
+                        buffer[count] = byte
+                        count += 1
+                    } else if byte == 0x20 {
+                        buffer[count] = UInt8(ascii: "+")
+                        count += 1
+                    } else {
+                        buffer[count] = UInt8(ascii: "%")
+                        buffer[count + 1] = LiquidStringFilters.hexDigits[Int(byte >> 4)]
+                        buffer[count + 2] = LiquidStringFilters.hexDigits[Int(byte & 0xF)]
+                        count += 3
+                    }
+                }
+                if failure != nil { break }
+            }
+            flush()
+            return failure.map { .failure($0) } ?? .success(())
+        }
+        if case .failure(let error) = written { throw TemplateRenderError(error) }
+        return true
     }
 }

@@ -79,16 +79,23 @@ enum LiquidStringFilters {
     }
 
     /// Like Ruby's CGI.escape: unreserved bytes stay, space becomes `+`, the rest `%XX`.
+    static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// What `url_encode` keeps as it is (CGI.escape): letters, digits, `-`, `_`, `.`, `~`.
+    @inline(__always)
+    static func isURLUnreserved(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "~")
+    }
+
     static func urlEncode(_ s: [UInt8]) -> [UInt8] {
-        let hex = Array("0123456789ABCDEF".utf8)
         var out: [UInt8] = []
         for b in s {
-            if (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "~") {
+            if isURLUnreserved(b) {
                 out.append(b)
             } else if b == 0x20 {
                 out.append(UInt8(ascii: "+"))
             } else {
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+                out += [UInt8(ascii: "%"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]]
             }
         }
         return out

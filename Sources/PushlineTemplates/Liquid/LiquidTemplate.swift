@@ -12,8 +12,8 @@ final class LiquidTemplate: CompiledTemplate {
     let nodes: [LiquidNode]
     let snippets: [String: [LiquidNode]]
     let options: TemplateOptions
-    /// For templates made only of text and plain `{{ path }}` outputs: the literal text in one
-    /// buffer and the lookups between its runs, walked without the general renderer.
+    /// For templates made of text, outputs of static paths with a few byte filters and `if`
+    /// blocks comparing a path with a number: walked without the general renderer.
     let flat: LiquidFlatProgram?
     /// Built once: a renderer per render copied the snippet table and options each time.
     let renderer: LiquidRenderer
@@ -23,7 +23,7 @@ final class LiquidTemplate: CompiledTemplate {
         let bytes = Array(source.utf8)
         let (nodes, referenced) = try LiquidTemplate.parse(bytes, options: options)
         self.nodes = nodes
-        flat = LiquidFlatProgram(nodes)
+        flat = LiquidFlatProgram(nodes, budget: LiquidBudget(options))
         // Text-only templates become constants: their text is what the nodes hold, not the
         // source (comments, `raw` tags and empty outputs parse to text or to nothing).
         var literal: [UInt8] = []
@@ -59,15 +59,7 @@ final class LiquidTemplate: CompiledTemplate {
     }
 
     func render(record: JSONValue, into output: inout RenderOutput) throws(TemplateRenderError) {
-        if let flat {
-            try flat.render(record: record, into: &output) { (variable, output) throws(TemplateRenderError) in
-                // A path the record lacks (or `.size`-style specials) takes the general lookup.
-                var state = LiquidRenderState(root: .json(record), budget: self.renderer.budget)
-                let value = try self.renderer.evaluate(.variable(variable), &state)
-                do throws(RenderOutput.LimitExceeded) { try value.write(to: &output) } catch { throw TemplateRenderError(error) }
-            }
-            return
-        }
+        if let flat, try flat.render(record: record, into: &output, renderer: renderer) { return }
         try render(root: .json(record), into: &output)
     }
 

@@ -1,0 +1,79 @@
+import PushlineCore
+import Testing
+@testable import PushlineTemplates
+
+/// The flat program is an optimization only: for every template it takes and every record, it
+/// must render exactly what the general renderer renders (or fail with the same error). The
+/// expected side is the general renderer, run on the same template and record.
+@Suite struct LiquidFlatProgramTests {
+    static let templates = [
+        "Hi {{ customer.first_name | default: 'there' }}",
+        "{% if customer.points > 1000 %}You have {{ customer.points }} points. {% endif %}Your {{ event.event_title | downcase }} is waiting",
+        "app://trips/{{ event.city | url_encode }}",
+        "{{ customer.tier | upcase }}",
+        "{% if customer.points <= 5 %}few{% else %}{% if customer.points != 7 %}many {{ customer.points | default: 'none' | upcase }}{% endif %}{% endif %}",
+        "{% if customer.points == 120 %}=120{% endif %}{% if customer.points >= 120 %}>=120{% endif %}{% if customer.points < 0 %}neg{% endif %}",
+        "{{ customer.missing | default: 'x y' | url_encode }}|{{ customer.first_name | downcase }}",
+        "{{ customer.tags | default: 'no tags' }}",
+        "{{ customer.ratio | upcase }}|{{ customer.ok | default: 'F' }}",
+    ]
+
+    static let records = [
+        #"{"customer":{"first_name":"Ana","points":1200,"tier":"gold","tags":["a"],"ok":false},"event":{"event_title":"Lisbon TRIP","city":"São Paulo & co/x"}}"#,
+        #"{"customer":{"first_name":"","points":120,"tier":"Ünïcode","ratio":1.5,"ok":true},"event":{"event_title":"ÉTÉ à Paris","city":"a b+c~d"}}"#,
+        #"{"customer":{"first_name":null,"points":"1200","tier":7},"event":{"event_title":7,"city":null}}"#,
+        #"{"customer":{"first_name":false,"points":1e3,"tier":["x"]},"event":{"event_title":"Tab\tand \"quotes\" \u00e9","city":""}}"#,
+        #"{"customer":{"points":-3,"tags":[]},"event":{}}"#,
+        #"{"customer":{"points":99999999999999999999,"first_name":"\ud83d\ude00 hi"},"event":{"event_title":"\u0041BC"}}"#,
+        #"{"customer":{"points":7,"first_name":{"a":1}},"event":{"event_title":["A","B"]}}"#,
+        #"{"other":1}"#,
+        #"{"customer":[1,2],"event":"x"}"#,
+    ]
+
+    func outcome(_ render: (inout RenderOutput) throws -> Void, mode: RenderOutput.Mode, limit: Int) -> String {
+        var output = RenderOutput(mode: mode, limit: limit)
+        do {
+            try render(&output)
+            return "ok: " + String(decoding: output.bytes, as: UTF8.self)
+        } catch {
+            return "error: \(error)"
+        }
+    }
+
+    @Test(arguments: [TemplateOptions(), TemplateOptions(strict: true), TemplateOptions(maxOutputBytes: 24)])
+    func theFlatProgramRendersWhatTheGeneralRendererRenders(options: TemplateOptions) throws {
+        for source in Self.templates {
+            let template = try LiquidTemplate(compiling: source, options: options)
+            #expect(template.flat != nil, "\(source) should take the flat program")
+            for json in Self.records {
+                let record = try JSONDocument(parsing: json).root
+                for mode in [RenderOutput.Mode.raw, .jsonStringContent] {
+                    let fast = outcome({ try template.render(record: record, into: &$0) }, mode: mode, limit: options.maxOutputBytes)
+                    let general = outcome({ try template.render(root: .json(record), into: &$0) }, mode: mode, limit: options.maxOutputBytes)
+                    #expect(fast == general, "\(source) on \(json) (\(mode))")
+                }
+            }
+        }
+    }
+
+    @Test func shapesItDoesNotTakeStayWithTheGeneralRenderer() throws {
+        for source in [
+            "{{ a | truncate: 3 }}", "{{ a | downcase | upcase }}", "{% if a > b %}x{% endif %}", "{% if a contains 'x' %}x{% endif %}",
+            "{% if a > 1 %}x{% elsif a > 0 %}y{% endif %}", "{% for x in a %}{{ x }}{% endfor %}", "{{ a | default: b }}",
+            "{{ a | default: 'x', allow_false: true }}", "{% if a > 1.5 %}x{% endif %}",
+        ] {
+            #expect(try LiquidTemplate(compiling: source, options: TemplateOptions()).flat == nil, "\(source)")
+        }
+    }
+
+    @Test func aRecordLargerThanTheBoundIsRenderedByTheGeneralRenderer() throws {
+        let options = TemplateOptions(maxOutputBytes: 64)
+        let template = try LiquidTemplate(compiling: "{{ a | url_encode }}", options: options)
+        let flat = try #require(template.flat)
+        #expect(flat.maxRecordBytes == 64 / 3)
+        let long = try JSONDocument(parsing: #"{"a":"\#(String(repeating: "é", count: 30))"}"#).root
+        var output = RenderOutput(mode: .raw, limit: 64)
+        #expect(try !flat.render(record: long, into: &output, renderer: template.renderer))
+        #expect(output.bytes.isEmpty)
+    }
+}
