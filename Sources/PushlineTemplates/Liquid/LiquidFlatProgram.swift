@@ -250,13 +250,45 @@ struct LiquidFlatProgram: Sendable {
         return true
     }
 
+    /// Whether every character of `bytes` is ASCII or two UTF-8 bytes with a simple mapping in
+    /// `table`: then the case filter can map them byte by byte.
+    private static func caseMappable(_ bytes: some Collection<UInt8>, _ table: [UInt16]) -> Bool {
+        var lead: UInt8?
+        for byte in bytes {
+            if let first = lead {
+                guard byte & 0xC0 == 0x80 else { return false }
+                let scalar = Int(first & 0x1F) << 6 | Int(byte & 0x3F)
+                guard scalar >= 0x80, table[scalar] != LiquidStringFilters.noSimpleMapping else { return false }
+                lead = nil
+            } else if byte < 0x80 {
+                continue
+            } else if byte & 0xE0 == 0xC0 {
+                lead = byte
+            } else {
+                return false
+            }
+        }
+        return lead == nil
+    }
+
     /// Transformed in chunks of a stack buffer: one `write` (one limit check, one escape pass)
     /// per 256 bytes, not per byte.
     private func transformed(_ bytes: some Collection<UInt8>, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
-        if transform == .downcase || transform == .upcase, !bytes.allSatisfy({ $0 < 0x80 }) { return false }
+        let twoByte: [UInt16]
+        switch transform {
+        case .downcase:
+            twoByte = LiquidStringFilters.lowercaseTwoByte
+            guard Self.caseMappable(bytes, twoByte) else { return false }
+        case .upcase:
+            twoByte = LiquidStringFilters.uppercaseTwoByte
+            guard Self.caseMappable(bytes, twoByte) else { return false }
+        case .none, .urlEncode:
+            twoByte = []
+        }
         let chunk = 256
         let written: Result<Void, RenderOutput.LimitExceeded> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
             var count = 0
+            var lead: UInt8?
             var failure: RenderOutput.LimitExceeded?
             func flush() {
                 guard count > 0, failure == nil else { return }
@@ -268,18 +300,28 @@ struct LiquidFlatProgram: Sendable {
                 count = 0
             }
             for byte in bytes {
-                // Room for the longest expansion (`%XX`).
-                if count > chunk - 3 { flush() }
+                // Room for the longest expansion (`%XX`); a held lead byte is written with its pair.
+                if count > chunk - 3, lead == nil { flush() }
                 switch transform {
                 case .none:
                     buffer[count] = byte
                     count += 1
-                case .downcase:
-                    buffer[count] = byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte
-                    count += 1
-                case .upcase:
-                    buffer[count] = byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte
-                    count += 1
+                case .downcase, .upcase:
+                    if byte < 0x80 {
+                        let upper = transform == .upcase
+                        buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
+                        count += 1
+                    } else if byte & 0xE0 == 0xC0 {
+                        // A lead byte: hold it until its continuation byte comes.
+                        lead = byte
+                    } else if let first = lead {
+                        // `caseMappable` checked the pair and its mapping.
+                        let mapped = twoByte[Int(first & 0x1F) << 6 | Int(byte & 0x3F)]
+                        buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
+                        buffer[count + 1] = 0x80 | UInt8(truncatingIfNeeded: mapped & 0x3F)
+                        count += 2
+                        lead = nil
+                    }
                 case .urlEncode:
                     if LiquidStringFilters.isURLUnreserved(byte) {
                         buffer[count] = byte

@@ -81,6 +81,26 @@ enum LiquidStringFilters {
     /// Like Ruby's CGI.escape: unreserved bytes stay, space becomes `+`, the rest `%XX`.
     static let hexDigits = Array("0123456789ABCDEF".utf8)
 
+    /// For each scalar U+0080…U+07FF (two UTF-8 bytes), its lower / upper case as `downcase` and
+    /// `upcase` map it (`String.lowercased()` / `uppercased()`, which map scalar by scalar with no
+    /// context), when that is one scalar of two bytes too; `noSimpleMapping` otherwise (`ß` upper
+    /// is `SS`, `İ` lower is `i̇`). Built once, from the very function the general filters call,
+    /// so text in Latin, Greek and Cyrillic scripts is cased from its bytes.
+    static let lowercaseTwoByte = twoByteCaseTable { String($0).lowercased() }
+    static let uppercaseTwoByte = twoByteCaseTable { String($0).uppercased() }
+    static let noSimpleMapping: UInt16 = 0xFFFF
+
+    private static func twoByteCaseTable(_ map: (Unicode.Scalar) -> String) -> [UInt16] {
+        var table = [UInt16](repeating: noSimpleMapping, count: 0x800)
+        for value in UInt32(0x80)...0x7FF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let mapped = map(scalar).unicodeScalars
+            guard mapped.count == 1, let only = mapped.first, (0x80...0x7FF).contains(only.value) else { continue }
+            table[Int(value)] = UInt16(only.value)
+        }
+        return table
+    }
+
     /// What `url_encode` keeps as it is (CGI.escape): letters, digits, `-`, `_`, `.`, `~`.
     @inline(__always)
     static func isURLUnreserved(_ b: UInt8) -> Bool {
