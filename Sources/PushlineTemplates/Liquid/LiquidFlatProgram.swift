@@ -216,6 +216,17 @@ struct LiquidFlatProgram: Sendable {
         switch value.kind {
         case .string:
             if value.byteRange.count == 2, outputs[index].defaultText != nil { return try writeDefault(index, into: &output) }
+            if !value.stringHasEscapes {
+                // A slice of the record, as `LiquidValue.write` takes it: the generic, cross-module
+                // `withUnescapedString` costs a runtime metadata lookup per call.
+                let range = value.byteRange
+                let content = value.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+                guard transform != .none else {
+                    do { try output.write(content) } catch { throw TemplateRenderError(error) }
+                    return true
+                }
+                return try transformed(content, transform, into: &output)
+            }
             let done = try value.withUnescapedString { (bytes) throws(TemplateRenderError) -> Bool in
                 try self.transform(bytes, transform, into: &output)
             }
