@@ -83,10 +83,17 @@ public struct CapturedHeaders: Sendable {
     /// The value of a captured header (case-insensitive name), nil when absent or not captured.
     public subscript(name: String) -> String? {
         guard !values.isEmpty else { return nil }
-        for (index, candidate) in names.enumerated() where candidate.utf8.count == name.utf8.count {
-            if candidate.lowercased() == name.lowercased() { return values[index] }
+        // Compared byte by byte, ASCII case folded: this runs for every completion (a lane looks
+        // up `apns-id`, `x-amzn-requestid` and `retry-after`), and `lowercased()` allocates.
+        for (index, candidate) in names.enumerated() where candidate.utf8.elementsEqual(name.utf8, by: { Self.fold($0) == Self.fold($1) }) {
+            return values[index]
         }
         return nil
+    }
+
+    @inline(__always)
+    private static func fold(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     static func none(_ names: [String]) -> CapturedHeaders { CapturedHeaders(names: names, values: []) }

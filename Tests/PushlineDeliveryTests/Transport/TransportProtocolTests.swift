@@ -109,3 +109,14 @@ struct TransportHTTP1Tests {
         #expect(counters.wireSends == paths.count)
     }
 }
+
+@Suite struct CapturedHeadersTests {
+    @Test func namesMatchWhateverTheirCaseAndOnlyWhole() {
+        let headers = CapturedHeaders(names: ["apns-id", "Retry-After", "x-amzn-RequestId"], values: ["a", "7", nil])
+        #expect(headers["APNS-ID"] == "a")
+        #expect(headers["retry-after"] == "7")
+        #expect(headers["x-amzn-requestid"] == nil)
+        #expect(headers["apns-i"] == nil && headers["apns-idx"] == nil && headers["retry_after"] == nil)
+        #expect(CapturedHeaders.none(["apns-id"])["apns-id"] == nil)
+    }
+}
