@@ -143,3 +143,30 @@ struct ConfigHelperTests {
         #expect(total.devices == 10 && total.writtenTotal == 6 && total.reconciles)
     }
 }
+
+@Suite("Audience routing: reused storage")
+struct AudienceRouterReuseTests {
+    @Test func allowsMatchesTheProviderSets() {
+        for platform in Platform.allCases {
+            for provider in Provider.allCases {
+                #expect(platform.allows(provider) == platform.allowedProviders.contains(provider), "\(platform) \(provider)")
+            }
+        }
+        // As docs/audience.md states it.
+        #expect(Platform.ios.allows(.fcm) && Platform.web.allows(.fcm) && !Platform.android.allows(.apns) && !Platform.amazon.allows(.fcm))
+    }
+
+    @Test func routingIntoAnArrayReplacesWhatItHeld() throws {
+        let token = AudienceRouterTests.apnsToken
+        var routes: [DeviceRoute] = []
+        let two = try JSONDocument(parsing: #"{"id":1,"devices":[{"platform":"ios","token":"\#(token)"},{"platform":"ios","token":"bad"}]}"#)
+        let id = try AudienceRouter.route(two.root, into: &routes).get()
+        #expect(id.int64Value == 1 && routes.count == 2)
+        let one = try JSONDocument(parsing: #"{"id":"x","platform":"ios","token":"\#(token)"}"#)
+        _ = try AudienceRouter.route(one.root, into: &routes).get()
+        #expect(routes.count == 1)
+        let none = try JSONDocument(parsing: #"{"id":"y","devices":[]}"#)
+        #expect(throws: RejectReason.self) { try AudienceRouter.route(none.root, into: &routes).get() }
+        #expect(routes.isEmpty)
+    }
+}

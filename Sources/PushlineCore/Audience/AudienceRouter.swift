@@ -23,6 +23,12 @@ public struct AudienceRecord: Sendable {
     /// The recipient id (string or number) as it stands in the line.
     public var id: JSONValue
     public var routes: [DeviceRoute]
+
+    public init(root: JSONValue, id: JSONValue, routes: [DeviceRoute]) {
+        self.root = root
+        self.id = id
+        self.routes = routes
+    }
 }
 
 /// Turns a parsed audience line into its devices (see docs/audience.md).
@@ -32,6 +38,14 @@ public struct AudienceRecord: Sendable {
 /// without an id or without any device entry is rejected whole.
 public enum AudienceRouter {
     public static func route(_ root: JSONValue) -> Result<AudienceRecord, RejectReason> {
+        var routes: [DeviceRoute] = []
+        return route(root, into: &routes).map { AudienceRecord(root: root, id: $0, routes: routes) }
+    }
+
+    /// Routes the record's devices into `routes` (emptied first, its capacity kept: a worker
+    /// reuses one array line after line) and returns the recipient id.
+    public static func route(_ root: JSONValue, into routes: inout [DeviceRoute]) -> Result<JSONValue, RejectReason> {
+        routes.removeAll(keepingCapacity: true)
         guard root.kind == .object else {
             return .failure(.invalidDevice("a line must be a JSON object, found \(describe(root.kind))"))
         }
@@ -45,7 +59,6 @@ public enum AudienceRouter {
             return .failure(.missingID("\"id\" must be a string or a number, found \(describe(id.kind))"))
         }
 
-        var routes: [DeviceRoute] = []
         if let devices = root.member("devices") {
             guard devices.kind == .array else {
                 return .failure(.noDevices("\"devices\" must be an array, found \(describe(devices.kind))"))
@@ -60,7 +73,7 @@ public enum AudienceRouter {
         } else {
             return .failure(.noDevices("the record has neither a \"devices\" array nor a flat \"platform\""))
         }
-        return .success(AudienceRecord(root: root, id: id, routes: routes))
+        return .success(id)
     }
 
     static func routeDevice(_ device: JSONValue, index: Int) -> DeviceRoute {
@@ -81,7 +94,7 @@ public enum AudienceRouter {
                 return .rejected(index: index, platform: platform, .invalidDevice(
                     "device \(index): unknown provider \(providerValue.stringValue.map { "'\($0)'" } ?? "value") (expected one of \(Provider.allCases.map(\.rawValue).joined(separator: ", ")))"))
             }
-            guard platform.allowedProviders.contains(named) else {
+            guard platform.allows(named) else {
                 return .rejected(index: index, platform: platform, .invalidDevice(
                     "device \(index): platform '\(platform.rawValue)' cannot be reached through '\(named.rawValue)'"))
             }

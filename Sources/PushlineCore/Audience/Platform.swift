@@ -26,6 +26,16 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
     }
 
     /// Providers that can reach this platform (iOS through FCM is common).
+    /// Whether a device of this platform may name `provider` (a switch: a Set per device was
+    /// one allocation per routed device).
+    public func allows(_ provider: Provider) -> Bool {
+        switch (self, provider) {
+        case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm), (.amazon, .adm),
+             (.sms, .webhook), (.email, .webhook), (.open, .webhook): true
+        default: false
+        }
+    }
+
     public var allowedProviders: Set<Provider> {
         switch self {
         case .ios: [.apns, .fcm]

@@ -24,7 +24,8 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 public struct JSONDocument: Sendable {
     public let buffer: [UInt8]
     public let range: Range<Int>
-    /// The structural index, one entry per value in document order; entry 0 is the root.
+    /// The structural index, one entry per value in document order; entry 0 is the root, and its
+    /// `next` is the count (a reused tape may hold stale entries after that).
     internal let tape: [JSONTapeEntry]
     /// Whether some string (value or key) holds a lone surrogate escape (`"\ud800"`): then raw
     /// copies of the text are not valid UTF-8 once decoded, and `JSONWriter.writeValue` re-escapes.
@@ -46,6 +47,21 @@ public struct JSONDocument: Sendable {
         (self.tape, self.hasLoneSurrogates) = try indexed.get()
     }
 
+    /// Parses `buffer[range]` into `storage`'s memory: once the worker's previous document is
+    /// gone (no value of it kept), indexing the next line allocates nothing.
+    public init(buffer: [UInt8], range: Range<Int>, maxDepth: Int = 128, reusing storage: inout JSONTapeStorage) throws(JSONParseError) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "range outside the buffer")
+        self.buffer = buffer
+        self.range = range
+        let lone = buffer.withUnsafeBytes { all in
+            Result { () throws(JSONParseError) in
+                try JSONParser.index(UnsafeRawBufferPointer(rebasing: all[range]), maxDepth: maxDepth, into: &storage.entries)
+            }
+        }
+        self.hasLoneSurrogates = try lone.get()
+        self.tape = storage.entries
+    }
+
     public init(bytes: [UInt8], maxDepth: Int = 128) throws(JSONParseError) {
         try self.init(buffer: bytes, range: 0..<bytes.count, maxDepth: maxDepth)
     }
@@ -57,7 +73,15 @@ public struct JSONDocument: Sendable {
     public var root: JSONValue { JSONValue(document: self, index: 0) }
 
     /// Number of values in the document (tape entries), keys included.
-    public var valueCount: Int { tape.count }
+    public var valueCount: Int { Int(tape[0].next) }
+}
+
+/// Tape memory one worker reuses from document to document (`JSONDocument.init(…reusing:)`).
+public struct JSONTapeStorage: Sendable {
+    var entries: [JSONTapeEntry] = []
+    public init() {}
+    /// Entries the memory holds (for tests of its bound).
+    public var capacity: Int { entries.count }
 }
 
 /// One value in a document's structural index (16 bytes).

@@ -18,6 +18,35 @@ internal enum JSONParser {
     /// realistic records (a value every 6 bytes or more) and are indexed again with the bound in
     /// the rare dense case, rather than keeping 8 bytes of tape per input byte for every document.
     static func index(_ text: UnsafeRawBufferPointer, maxDepth: Int) throws(JSONParseError) -> (tape: [JSONTapeEntry], loneSurrogates: Bool) {
+        try index(text, maxDepth: maxDepth) { (base, capacity, depthLimit) throws(Stop) in
+            try build(base, text.count, capacity: capacity, maxDepth: depthLimit)
+        }
+    }
+
+    /// Validates `text` into `storage`, whose entries past the document's are left as they were
+    /// (`tape[0].next` is the document's count). Reuses the storage's memory when it is large
+    /// enough and not shared, so indexing one line after another allocates nothing.
+    static func index(_ text: UnsafeRawBufferPointer, maxDepth: Int, into storage: inout [JSONTapeEntry]) throws(JSONParseError) -> Bool {
+        try index(text, maxDepth: maxDepth) { (base, capacity, depthLimit) throws(Stop) in
+            // Grow to a power of two (a few reallocations over a run); give back what one long
+            // line took once a short one follows, so a worker keeps at most 1 MiB of tape.
+            let largest = 1 << 16
+            if storage.count < capacity || (storage.count > largest && capacity <= largest) {
+                let size = capacity <= largest ? Swift.max(256, 1 << (Int.bitWidth - (capacity - 1).leadingZeroBitCount)) : capacity
+                storage = [JSONTapeEntry](repeating: JSONTapeEntry(start: 0, end: 0, next: 0, aux: 0), count: size)
+            }
+            var lone = false
+            try storage.withUnsafeMutableBufferPointer { (tape) throws(Stop) in
+                _ = try fill(base, text.count, tape: tape.baseAddress!, capacity: capacity, maxDepth: depthLimit, loneSurrogates: &lone)
+            }
+            return lone
+        }
+    }
+
+    /// The estimate, the retry at the bound, and the errors, around one way of filling a tape.
+    private static func index<R>(
+        _ text: UnsafeRawBufferPointer, maxDepth: Int, _ build: (UnsafeRawPointer, Int, Int) throws(Stop) -> R
+    ) throws(JSONParseError) -> R {
         guard let base = text.baseAddress, !text.isEmpty else {
             throw JSONParseError(offset: 0, message: "empty text, expected a JSON value")
         }
@@ -29,9 +58,9 @@ internal enum JSONParser {
         let depthLimit = max(0, maxDepth)
         do throws(Stop) {
             do throws(Stop) {
-                return try build(base, text.count, capacity: estimate, maxDepth: depthLimit)
+                return try build(base, estimate, depthLimit)
             } catch .tapeFull(_) {
-                return try build(base, text.count, capacity: bound, maxDepth: depthLimit)
+                return try build(base, bound, depthLimit)
             }
         } catch {
             switch error {

@@ -76,20 +76,22 @@ public struct CampaignEncoder: Sendable {
         batch.baseCounts.lines += 1
         if batch.firstLine == 0 || line.number < batch.firstLine { batch.firstLine = line.number }
         batch.lastLine = max(batch.lastLine, line.number)
+        context.endLine()
         let document: JSONDocument
         do {
-            document = try JSONDocument(buffer: buffer, range: line.range, maxDepth: maxJSONDepth)
+            document = try JSONDocument(buffer: buffer, range: line.range, maxDepth: maxJSONDepth, reusing: &context.tapeStorage)
         } catch {
             if let shard = campaign.shard, !shard.owns(lineWithoutID: line.number) { return batch.baseCounts.linesOtherShard += 1 }
             return rejectLine(line.number, id: nil, .invalidJSON(error), into: &batch)
         }
         let record: AudienceRecord
-        switch AudienceRouter.route(document.root) {
+        switch AudienceRouter.route(document.root, into: &context.routeStorage) {
         case .failure(let reason):
             if let shard = campaign.shard, !shard.owns(lineWithoutID: line.number) { return batch.baseCounts.linesOtherShard += 1 }
             return rejectLine(line.number, id: document.root.member("id"), reason, into: &batch)
-        case .success(let routed):
-            record = routed
+        case .success(let id):
+            // Shares the context's array (no copy): the next line's `endLine` finds it unshared.
+            record = AudienceRecord(root: document.root, id: id, routes: context.routeStorage)
         }
         if let shard = campaign.shard, !Self.owns(shard, record.id) {
             skipDevices(of: record, .otherShard(shard), into: &batch)

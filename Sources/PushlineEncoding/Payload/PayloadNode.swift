@@ -284,7 +284,6 @@ public indirect enum PayloadNode: Sendable {
                 return false
             }
         }
-        context.renderedText[role.index] += rendered
         return true
     }
 
@@ -356,11 +355,15 @@ public struct EncodeContext: Sendable {
     /// Payload encodes so far (each size-checked write, truncation retries included): the
     /// truncate policy's cost, which tests bound.
     public internal(set) var payloadEncodes = 0
-    /// Bytes of personalized text written per role (body, title, other) in the current payload.
-    public var renderedText: [Int] = [0, 0, 0]
 
     /// The payload program's container stack, kept here so its capacity is reused.
     var programFrames: [PayloadProgram.Frame] = []
+    /// The line's JSON index and device routes, reused line after line (no allocation per line
+    /// once they have grown to the audience's lines).
+    var tapeStorage = JSONTapeStorage()
+    var routeStorage: [DeviceRoute] = []
+    /// What `record` holds between recipients: a value of no audience line.
+    private let blankRecord: JSONValue
     /// Escaped renders of the current recipient, by template slot (see `TemplatedValue.slot`).
     private var renderSlots: [(generation: Int, bytes: Range<Int>, textCount: Int)]
     private(set) var renderStore: [UInt8] = []
@@ -368,6 +371,7 @@ public struct EncodeContext: Sendable {
 
     public init(record: JSONValue, fieldLimit: Int, templateSlots: Int = 0) {
         self.record = record
+        self.blankRecord = record
         self.fieldLimit = fieldLimit
         self.scratch = RenderOutput(mode: .raw, limit: fieldLimit, reservingCapacity: 256)
         self.renderSlots = Array(repeating: (0, 0..<0, 0), count: templateSlots)
@@ -382,6 +386,14 @@ public struct EncodeContext: Sendable {
         renderStore.removeAll(keepingCapacity: true)
     }
 
+    /// Lets go of the previous line (its record, device and routes), so its index and route
+    /// storage are no longer shared and the next line reuses them in place.
+    mutating func endLine() {
+        record = blankRecord
+        device = nil
+        routeStorage.removeAll(keepingCapacity: true)
+    }
+
     func cachedRender(_ slot: Int) -> (bytes: Range<Int>, textCount: Int)? {
         guard slot < renderSlots.count else { return nil }
         let entry = renderSlots[slot]
@@ -393,16 +405,6 @@ public struct EncodeContext: Sendable {
         let start = renderStore.count
         renderStore.append(contentsOf: bytes)
         renderSlots[slot] = (generation, start..<renderStore.count, textCount)
-    }
-}
-
-extension TextRole {
-    var index: Int {
-        switch self {
-        case .body: 0
-        case .title: 1
-        case .other: 2
-        }
     }
 }
 

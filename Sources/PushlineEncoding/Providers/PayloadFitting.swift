@@ -15,7 +15,6 @@ enum PayloadFitting {
         _ write: (inout JSONWriter, inout EncodeContext) throws(EncodeFailure) -> Void
     ) throws(EncodeFailure) -> Bool {
         let start = w.count
-        context.renderedText = [0, 0, 0]
         context.payloadEncodes &+= 1
         try write(&w, &context)
         var measured = size(w.count - start)
