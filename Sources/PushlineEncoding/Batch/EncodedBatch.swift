@@ -14,6 +14,9 @@ public struct EncodedBatch: Sendable {
     public var deferred: JSONWriter
     /// Dry-run request lines per provider (by `Provider.ordinal`), once rendered from the index.
     public var dryRunLines: [JSONWriter]
+    /// `--gzip` dry runs: each provider's `dryRunLines` as one gzip member, compressed on the
+    /// encode worker (empty otherwise).
+    public var dryRunMembers: [[UInt8]]
     /// Entries of `index` already rendered into `dryRunLines`.
     public internal(set) var renderedEntries = 0
     /// Counts other than the per-provider request tallies (kept apart on the hot path).
@@ -32,6 +35,7 @@ public struct EncodedBatch: Sendable {
         rejects = JSONWriter(reservingCapacity: 0)
         deferred = JSONWriter(reservingCapacity: 0)
         dryRunLines = Provider.allCases.map { _ in JSONWriter(reservingCapacity: 0) }
+        dryRunMembers = Provider.allCases.map { _ in [] }
     }
 
     /// What encoding found, with each request still unsettled: lines, devices (per provider),
@@ -91,6 +95,7 @@ public struct EncodedBatch: Sendable {
         index.removeAll()
         renderedEntries = 0
         for i in dryRunLines.indices { dryRunLines[i].removeAll() }
+        for i in dryRunMembers.indices { dryRunMembers[i].removeAll(keepingCapacity: true) }
         rejects.removeAll()
         deferred.removeAll()
         baseCounts = RunCounts()

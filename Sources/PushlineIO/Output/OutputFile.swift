@@ -17,6 +17,9 @@ public struct OutputFile: ~Copyable {
         case none
         /// zlib level 0 (store) to 9 (smallest); 6 is gzip's default.
         case gzip(level: Int = 6)
+        /// A gzip file written as whole members the caller compressed (`GzipMember`), through
+        /// `writeMember`: the deflate work is done where the bytes are made, not on this thread.
+        case gzipMembers
     }
 
     public struct Options: Sendable {
@@ -46,6 +49,8 @@ public struct OutputFile: ~Copyable {
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     private var buffered = 0
     private let deflater: GzipDeflater?
+    /// `.gzipMembers`: only whole members come in (`writeMember`).
+    private let takesMembers: Bool
     /// The first failure; later calls repeat it rather than write after a gap.
     private var failure: OutputFileError?
     private var committed = false
@@ -80,6 +85,7 @@ public struct OutputFile: ~Copyable {
         self.fd = fd
         self.temporaryPath = temporaryPath
         self.deflater = deflater
+        self.takesMembers = options.compression == .gzipMembers
         self.path = path
         self.syncOnClose = options.syncOnClose
         self.buffer = .allocate(capacity: options.bufferSize)
@@ -91,10 +97,40 @@ public struct OutputFile: ~Copyable {
         if !committed { POSIX.removeItem(temporaryPath) }
     }
 
+    /// Writes of at least this many bytes to a plain file skip the buffer: a dry run's batch of
+    /// request lines goes to the kernel from where it was rendered, after what is buffered, in
+    /// one `writev` (the copy into the buffer was a second pass over every byte of the run).
+    static let directWriteBytes = 64 * 1024
+
     /// Appends `bytes`.
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
+        precondition(!takesMembers, "a .gzipMembers file takes whole members (writeMember)")
+        try append(bytes)
+    }
+
+    /// Appends one whole gzip member (`GzipMember.compress`) that holds `uncompressedBytes` bytes:
+    /// `.gzipMembers` files only.
+    public mutating func writeMember(_ member: UnsafeRawBufferPointer, uncompressedBytes: Int) throws(OutputFileError) {
+        precondition(takesMembers, "writeMember is for .gzipMembers files")
+        let before = bytesWritten
+        try append(member)
+        bytesWritten = before + uncompressedBytes
+    }
+
+    private mutating func append(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
         if let failure { throw failure }
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if deflater == nil, bytes.count >= Self.directWriteBytes {
+            let head = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<buffered]))
+            buffered = 0
+            if case .failure(let error) = POSIX.writeAll(fd, head, bytes) {
+                failure = .writeFailed(path: path, error)
+                throw failure!
+            }
+            bytesOnDisk += head.count + bytes.count
+            bytesWritten += bytes.count
+            return
+        }
         if bytes.count > buffer.count - buffered {
             try flushBuffer()
         }
@@ -144,6 +180,13 @@ public struct OutputFile: ~Copyable {
     @discardableResult
     public consuming func close() throws(OutputFileError) -> Int {
         if let failure { throw failure }
+        if takesMembers && bytesOnDisk == 0 && buffered == 0 {
+            // No member came: an empty one, so the file is valid gzip, as the streaming writer's is.
+            var empty: [UInt8] = []
+            GzipMember.compress(UnsafeRawBufferPointer(start: nil, count: 0), level: 6, into: &empty)
+            let appended = empty.withUnsafeBytes { member in Result { () throws(OutputFileError) in try append(member) } }
+            try appended.get()
+        }
         try flushBuffer()
         if let deflater {
             try compress(deflater, UnsafeBufferPointer(start: nil, count: 0), finish: true)

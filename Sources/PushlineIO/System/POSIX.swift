@@ -193,6 +193,33 @@ enum POSIX {
         return .success(())
     }
 
+    /// Writes `first` then `second` in one `writev(2)` where the kernel takes both whole (a
+    /// buffered head and a large block written from where it lies, without copying it first).
+    static func writeAll(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Result<Void, Errno> {
+        var head = first
+        var tail = second
+        while !head.isEmpty {
+            var vectors = (
+                iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress), iov_len: head.count),
+                iovec(iov_base: UnsafeMutableRawPointer(mutating: tail.baseAddress), iov_len: tail.count)
+            )
+            let written = withUnsafeMutablePointer(to: &vectors) {
+                $0.withMemoryRebound(to: iovec.self, capacity: 2) { writev(fd, $0, tail.isEmpty ? 1 : 2) }
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return .failure(Errno(code: errno))
+            }
+            if written >= head.count {
+                tail = UnsafeRawBufferPointer(rebasing: tail[(written - head.count)...])
+                head = UnsafeRawBufferPointer(start: nil, count: 0)
+            } else {
+                head = UnsafeRawBufferPointer(rebasing: head[written...])
+            }
+        }
+        return writeAll(fd, tail)
+    }
+
     static func syncToDisk(_ fd: Int32) -> Result<Void, Errno> {
         retrying { fsync(fd) }.map { _ in }
     }

@@ -98,7 +98,17 @@ public actor DryRunSink: RequestSink {
     public nonisolated func prepare(_ batch: inout EncodedBatch) {
         sealing?.seal(&batch.index)
         renderer.render(&batch)
+        guard gzip else { return }
+        // Compressed here, on the worker, one member per provider and batch (`GzipMember`).
+        for provider in providers {
+            let lines = batch.dryRunLines[provider.ordinal]
+            guard lines.count > 0 else { continue }
+            lines.bytes.withUnsafeBytes { GzipMember.compress($0, level: Self.gzipLevel, into: &batch.dryRunMembers[provider.ordinal]) }
+        }
     }
+
+    /// gzip's own default: about 8× smaller request files at a fraction of level 9's time.
+    static let gzipLevel = 6
 
     public func run(input: AsyncChannel<EncodedBatch>, settlement: BatchSettlement, recycle pool: BatchPool? = nil) async throws(SinkError) -> SinkReport {
         guard case .idle = state else { throw SinkError(message: "a DryRunSink runs once") }
@@ -156,7 +166,15 @@ public actor DryRunSink: RequestSink {
                 while let ready = pending.removeValue(forKey: next) {
                     for (provider, file) in requestFiles {
                         let bytes = ready.dryRunLines[provider.ordinal].bytes
-                        if !bytes.isEmpty { try file.file!.write(bytes) }
+                        guard !bytes.isEmpty else { continue }
+                        if gzip {
+                            let written = ready.dryRunMembers[provider.ordinal].withUnsafeBytes { member in
+                                Result { () throws(OutputFileError) in try file.file!.writeMember(member, uncompressedBytes: bytes.count) }
+                            }
+                            try written.get()
+                        } else {
+                            try file.file!.write(bytes)
+                        }
                     }
                     if ready.rejects.count > 0 {
                         try rejects.file!.write(ready.rejects.bytes)
@@ -200,7 +218,7 @@ public actor DryRunSink: RequestSink {
     }
 
     private func open(_ name: String, compressed: Bool) throws(OutputFileError) -> OutputFile {
-        let options = OutputFile.Options(compression: compressed ? .gzip(level: 6) : .none)
+        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none)
         if let resumed = checkpointPlan?.resumedPath(of: name) {
             return try OutputFile(resuming: resumed.path, path: folder + "/" + name, cut: .at(resumed.mark.bytes), options: options)
         }

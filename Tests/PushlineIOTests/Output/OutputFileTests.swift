@@ -73,6 +73,46 @@ import Testing
         #expect(result.texts == (1...1500).map(Records.line))
     }
 
+    /// A `.gzipMembers` file: members compressed elsewhere (as encode workers do), of every size
+    /// around the direct-write threshold, read back whole by system gzip and by the audience
+    /// reader; with no member at all it is still a valid (empty) gzip file.
+    @Test(.enabled(if: Shell.has("gzip"), "skipped: needs the system gzip binary"))
+    func precompressedMembersMakeOneGzipFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("requests-apns.ndjson.gz")
+        var file = try OutputFile(path: path, options: .init(compression: .gzipMembers, bufferSize: 64 << 10))
+        var expected: [UInt8] = []
+        var number = 0
+        for lines in [1, 0, 40, 700, 1, 3000, 5] {
+            var plain: [UInt8] = []
+            for _ in 0..<lines {
+                number += 1
+                plain += Array(Records.line(number).utf8) + [0x0A]
+            }
+            var member: [UInt8] = []
+            plain.withUnsafeBytes { GzipMember.compress($0, level: 6, into: &member) }
+            try member.withUnsafeBytes { try file.writeMember($0, uncompressedBytes: plain.count) }
+            expected += plain
+        }
+        #expect(file.bytesWritten == expected.count)
+        let onDisk = try file.close()
+        #expect(onDisk == (try fileSize(path)) && onDisk < expected.count / 2)
+        try Shell.require("gzip -t \(Shell.quoted(path))")
+        let decompressed = directory.file("decompressed")
+        try Shell.require("gzip -dc \(Shell.quoted(path)) > \(Shell.quoted(decompressed))")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: decompressed))) == expected)
+        let read = try readAll(path: path)
+        #expect(read.error == nil && read.numbers == Array(1...number))
+
+        let emptyPath = directory.file("requests-fcm.ndjson.gz")
+        let empty = try OutputFile(path: emptyPath, options: .init(compression: .gzipMembers))
+        #expect(try empty.close() > 0)
+        try Shell.require("gzip -t \(Shell.quoted(emptyPath))")
+        try Shell.require("gzip -dc \(Shell.quoted(emptyPath)) > \(Shell.quoted(decompressed))")
+        #expect(try fileSize(decompressed) == 0)
+    }
+
     /// Writes of every size around an 8-byte buffer (exactly filling it, overflowing it, larger
     /// than it, empty) keep their order.
     @Test(.enabled(if: Shell.has("gzip"), "skipped: needs the system gzip binary to read the .gz back"), arguments: [false, true])
@@ -120,6 +160,45 @@ import Testing
             return error.code == .createFailed && error.path == path && error.description.contains(path)
                 && error.message.contains("No such file")
         }
+    }
+
+    /// Large writes skip the buffer (one writev with what is buffered): the bytes still land in
+    /// order, whatever mix of sizes comes, and the counts hold.
+    @Test func largeWritesAfterBufferedOnesKeepTheOrder() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("requests-fcm.ndjson")
+        var file = try OutputFile(path: path, options: .init(bufferSize: 256 << 10))
+        var expected: [UInt8] = []
+        var g = SystemRandomNumberGenerator()
+        for round in 0..<60 {
+            let size = [10, 1000, OutputFile.directWriteBytes - 1, OutputFile.directWriteBytes, 300_000, 2 << 20].randomElement(using: &g)!
+            let block = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ round) }
+            try block.withUnsafeBytes { try file.write($0) }
+            expected += block
+        }
+        #expect(file.bytesWritten == expected.count)
+        let onDisk = try file.close()
+        #expect(onDisk == expected.count)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == expected)
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "skipped: /dev/full is not available"))
+    func largeWriteFailureIsReportedWithThePath() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("full.ndjson")
+        let fd = open("/dev/full", O_WRONLY | O_CLOEXEC)
+        try #require(fd >= 0)
+        var file = try OutputFile(path: path, temporaryPath: directory.file("full.tmp"), descriptor: fd, options: .init(bufferSize: 1 << 20))
+        try file.write(Array("buffered\n".utf8))
+        #expect {
+            try file.write([UInt8](repeating: 0x41, count: 1 << 20))
+        } throws: { error in
+            let error = error as! OutputFileError
+            return error.code == .writeFailed && error.path == path && error.message.contains("No space")
+        }
+        #expect(throws: OutputFileError.self) { try file.write(Array("after\n".utf8)) }
     }
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "skipped: /dev/full is not available"))
