@@ -421,9 +421,11 @@ extension RenderedType {
 
 /// The one range check for integers produced per recipient (rendered, or relative badges).
 enum IntegerRule {
-    static func check(_ value: Int, _ range: ClosedRange<Int>?, field: String, what: String) throws(EncodeFailure) {
+    /// `what` is built only for a reject: an interpolated message per call was a String
+    /// allocation per device on every relative badge.
+    static func check(_ value: Int, _ range: ClosedRange<Int>?, field: String, what: @autoclosure () -> String) throws(EncodeFailure) {
         if let range, !range.contains(value) {
-            throw EncodeFailure(field: field, invalid: "\(what) \(value), expected \(range.lowerBound) to \(range.upperBound)")
+            throw EncodeFailure(field: field, invalid: "\(what()) \(value), expected \(range.lowerBound) to \(range.upperBound)")
         }
     }
 }
