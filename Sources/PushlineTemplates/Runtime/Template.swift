@@ -50,7 +50,10 @@ public struct TemplateOptions: Sendable {
 ///
 /// `render` reads values straight from the recipient's record (`JSONValue`, lazily indexed bytes)
 /// and writes into `output`; on the common path it builds no Swift `String`.
-public protocol CompiledTemplate: Sendable {
+///
+/// Class-bound: every payload text holds one, and an `any CompiledTemplate` of a class is one
+/// reference (a copy is a retain) rather than an opaque box copied through value witnesses.
+public protocol CompiledTemplate: AnyObject, Sendable {
     /// The template's text when it holds no template syntax at all (the encoder then writes it
     /// as a constant and never calls `render`).
     var literalText: String? { get }
