@@ -6,8 +6,9 @@ import PushlineCore
 ///
 /// Rendering is a loop over ops of plain indices: values go from the record's bytes into the
 /// output, filtered byte by byte, with no `LiquidValue`, no render state and nothing retained
-/// per node. Whatever the fast path cannot decide exactly (a value of another kind, non-ASCII
-/// text under a case filter, a missing variable, a non-integer number) is handed to the general
+/// per node. Whatever the fast path cannot decide exactly (a value of another kind, a character
+/// under a case filter whose mapping is not one-to-one within two bytes or changes a longer
+/// character, a missing variable, a non-integer number) is handed to the general
 /// renderer for that one output or condition, so results are the general renderer's, always.
 struct LiquidFlatProgram: Sendable {
     enum Op: Sendable {
@@ -263,10 +264,23 @@ struct LiquidFlatProgram: Sendable {
 
     /// Whether every character of `bytes` is ASCII or two UTF-8 bytes with a simple mapping in
     /// `table`: then the case filter can map them byte by byte.
-    private static func caseMappable(_ bytes: some Collection<UInt8>, _ table: [UInt16]) -> Bool {
+    /// Whether the flat path cases `bytes` exactly: ASCII, two-byte characters with a one-to-one
+    /// mapping in `table`, and longer characters the mapping leaves alone (CJK, emoji, most
+    /// scripts without case: copied as they are). Anything else (a three-byte character that
+    /// changes, ill-formed UTF-8) goes to the general renderer.
+    static func caseMappable(_ bytes: some Collection<UInt8>, _ table: [UInt16], upper: Bool) -> Bool {
         var lead: UInt8?
+        // A longer character being decoded: its value so far and the continuation bytes to come.
+        var scalar: UInt32 = 0
+        var pending = 0
+        var length = 0
         for byte in bytes {
-            if let first = lead {
+            if pending > 0 {
+                guard byte & 0xC0 == 0x80 else { return false }
+                scalar = scalar << 6 | UInt32(byte & 0x3F)
+                pending -= 1
+                if pending == 0, !Self.keepsCase(scalar, length: length, upper: upper) { return false }
+            } else if let first = lead {
                 guard byte & 0xC0 == 0x80 else { return false }
                 let scalar = Int(first & 0x1F) << 6 | Int(byte & 0x3F)
                 guard scalar >= 0x80, table[scalar] != LiquidStringFilters.noSimpleMapping else { return false }
@@ -275,11 +289,25 @@ struct LiquidFlatProgram: Sendable {
                 continue
             } else if byte & 0xE0 == 0xC0 {
                 lead = byte
+            } else if byte & 0xF0 == 0xE0 {
+                (scalar, pending, length) = (UInt32(byte & 0x0F), 2, 3)
+            } else if byte & 0xF8 == 0xF0 {
+                (scalar, pending, length) = (UInt32(byte & 0x07), 3, 4)
             } else {
                 return false
             }
         }
-        return lead == nil
+        return lead == nil && pending == 0
+    }
+
+    /// A well-formed three- or four-byte character whose case mapping is itself (Unicode's
+    /// Changes_When_Lowercased / Uppercased are false): `String.lowercased()` copies it.
+    private static func keepsCase(_ value: UInt32, length: Int, upper: Bool) -> Bool {
+        // Overlong forms and surrogates are not characters: the general renderer decides.
+        guard length == 3 ? (0x800...0xFFFF).contains(value) : (0x10000...0x10FFFF).contains(value),
+              let scalar = Unicode.Scalar(value)
+        else { return false }
+        return upper ? !scalar.properties.changesWhenUppercased : !scalar.properties.changesWhenLowercased
     }
 
     /// Transformed in chunks of a stack buffer: one `write` (one limit check, one escape pass)
@@ -289,10 +317,10 @@ struct LiquidFlatProgram: Sendable {
         switch transform {
         case .downcase:
             twoByte = LiquidStringFilters.lowercaseTwoByte
-            guard Self.caseMappable(bytes, twoByte) else { return false }
+            guard Self.caseMappable(bytes, twoByte, upper: false) else { return false }
         case .upcase:
             twoByte = LiquidStringFilters.uppercaseTwoByte
-            guard Self.caseMappable(bytes, twoByte) else { return false }
+            guard Self.caseMappable(bytes, twoByte, upper: true) else { return false }
         case .none, .urlEncode:
             twoByte = []
         }
@@ -300,6 +328,8 @@ struct LiquidFlatProgram: Sendable {
         let written: Result<Void, RenderOutput.LimitExceeded> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
             var count = 0
             var lead: UInt8?
+            // Continuation bytes of a longer character still to copy as they are.
+            var verbatim = 0
             var failure: RenderOutput.LimitExceeded?
             func flush() {
                 guard count > 0, failure == nil else { return }
@@ -311,17 +341,27 @@ struct LiquidFlatProgram: Sendable {
                 count = 0
             }
             for byte in bytes {
-                // Room for the longest expansion (`%XX`); a held lead byte is written with its pair.
-                if count > chunk - 3, lead == nil { flush() }
+                // Room for the longest run written without a flush (a four-byte character); a
+                // character is never split across two writes.
+                if count > chunk - 5, lead == nil, verbatim == 0 { flush() }
                 switch transform {
                 case .none:
                     buffer[count] = byte
                     count += 1
                 case .downcase, .upcase:
-                    if byte < 0x80 {
+                    if verbatim > 0 {
+                        buffer[count] = byte
+                        count += 1
+                        verbatim -= 1
+                    } else if byte < 0x80 {
                         let upper = transform == .upcase
                         buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
                         count += 1
+                    } else if byte >= 0xE0 {
+                        // `caseMappable` checked that the character keeps its case.
+                        buffer[count] = byte
+                        count += 1
+                        verbatim = byte >= 0xF0 ? 3 : 2
                     } else if byte & 0xE0 == 0xC0 {
                         // A lead byte: hold it until its continuation byte comes.
                         lead = byte
