@@ -61,7 +61,7 @@ struct HandlebarsRenderer {
                 if iterations > 0 || partialDepth > 0 { try chargeRepeatedLookup(node.path, frame) }
                 if let contextPath = node.contextPath, case .json(let context) = frame.pointee.context,
                    let found = context.value(at: contextPath) {
-                    try write(json: found, escaped: node.escaped && htmlEscape, into: &out)
+                    try Self.write(json: found, escaped: node.escaped && htmlEscape, into: &out)
                     continue
                 }
                 let value = lookup(node.path, frame)
@@ -69,10 +69,10 @@ struct HandlebarsRenderer {
                     if strict { throw .missingVariable(node.path.text) }
                     continue
                 }
-                try write(value, escaped: node.escaped && htmlEscape, into: &out)
+                try Self.write(value, escaped: node.escaped && htmlEscape, into: &out)
             case .value(let expression, let escaped):
                 let value = try evaluate(expression, frame, tolerant: false)
-                try write(value, escaped: escaped && htmlEscape, into: &out)
+                try Self.write(value, escaped: escaped && htmlEscape, into: &out)
             case .block(let block):
                 try render(block, frame, &out)
             case .partial(let index, let context):
@@ -299,10 +299,11 @@ struct HandlebarsRenderer {
     // MARK: Output
 
     /// A record value: strings without escapes and numbers go out as their bytes in the record.
-    func write(json: JSONValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
+    /// Static: the flat program writes record values through it too.
+    static func write(json: JSONValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
         let kind = json.kind
         guard kind == .number || (kind == .string && !json.stringHasEscapes) else {
-            return try write(.json(json), escaped: escaped, into: &out)
+            return try Self.write(.json(json), escaped: escaped, into: &out)
         }
         let range = json.byteRange
         let content = kind == .number
@@ -319,7 +320,7 @@ struct HandlebarsRenderer {
         }
     }
 
-    func write(_ value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
+    static func write(_ value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
         do {
             switch value {
             case .json(let json) where json.kind == .string && !json.stringHasEscapes:

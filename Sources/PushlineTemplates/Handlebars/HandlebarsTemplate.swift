@@ -15,6 +15,8 @@ final class HandlebarsTemplate: CompiledTemplate {
     /// up in the enclosing ones, as Mustache does. Off for campaigns (Handlebars' default); the
     /// Mustache conformance suite turns it on, as Handlebars' own test suite does.
     let compat: Bool
+    /// The common shapes compiled flat (see `HandlebarsFlatProgram`); nil for other templates.
+    let flat: HandlebarsFlatProgram?
 
     convenience init(compiling source: String, options: TemplateOptions) throws(TemplateCompileError) {
         try self.init(compiling: source, options: options, compat: false)
@@ -34,13 +36,21 @@ final class HandlebarsTemplate: CompiledTemplate {
             literal += bytes
         }
         literalText = onlyText ? String(decoding: literal, as: UTF8.self) : nil
+        flat = HandlebarsFlatProgram(program, options: options, compat: compat)
     }
 
     func render(record: JSONValue, into output: inout RenderOutput) throws(TemplateRenderError) {
+        if let flat, try flat.render(record: record, into: &output, template: self) { return }
         try render(context: .json(record), into: &output)
     }
 
+    /// The general renderer, whatever the template's shape.
     func render(context: HandlebarsValue, into output: inout RenderOutput) throws(TemplateRenderError) {
+        try render(program, context: context, into: &output)
+    }
+
+    /// `program` (the template's, or one node of it for the flat program) by the general renderer.
+    func render(_ program: HandlebarsProgram, context: HandlebarsValue, into output: inout RenderOutput) throws(TemplateRenderError) {
         var renderer = HandlebarsRenderer(template: self, root: context)
         let frame = HandlebarsFrame(context: context, ownsContext: true)
         try withUnsafePointer(to: frame) { (pointer) throws(TemplateRenderError) in
