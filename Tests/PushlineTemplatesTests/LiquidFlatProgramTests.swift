@@ -85,50 +85,6 @@ import Testing
         }
     }
 
-    /// Every character of three and four UTF-8 bytes, 4,096 to a text: the flat path copies
-    /// those whose case does not change and hands the rest to the general filters, and either
-    /// way `downcase` and `upcase` give what `String.lowercased()` / `uppercased()` give.
-    @Test func everyLongerCharacterIsCasedAsTheGeneralFiltersCaseIt() throws {
-        let down = try LiquidTemplate(compiling: "{{ a | downcase }}", options: TemplateOptions(maxOutputBytes: 1 << 20))
-        let up = try LiquidTemplate(compiling: "{{ a | upcase }}", options: TemplateOptions(maxOutputBytes: 1 << 20))
-        var scalars: [Unicode.Scalar] = []
-        var texts = 0
-        func check() throws {
-            // Raw UTF-8 in the JSON text: no character here needs an escape.
-            let text = "x" + String(String.UnicodeScalarView(scalars)) + "Y"
-            let record = try JSONDocument(parsing: #"{"a":"\#(text)"}"#).root
-            for template in [down, up] {
-                let fast = outcome({ try template.render(record: record, into: &$0) }, mode: .jsonStringContent, limit: 1 << 20)
-                let general = outcome({ try template.render(root: .json(record), into: &$0) }, mode: .jsonStringContent, limit: 1 << 20)
-                #expect(fast == general, "from U+\(String(scalars[0].value, radix: 16))")
-            }
-            texts += 1
-            scalars.removeAll(keepingCapacity: true)
-        }
-        for value in UInt32(0x800)...0x10FFFF {
-            guard let scalar = Unicode.Scalar(value) else { continue }
-            scalars.append(scalar)
-            if scalars.count == 4096 { try check() }
-        }
-        try check()
-        #expect(texts == 272)
-    }
-
-    /// The demo audience's texts take the flat path whole: none of them needs the general
-    /// filters. A character whose case changes still does.
-    @Test func caselessLongerCharactersStayOnTheFlatPath() throws {
-        for text in ["Concert tickets 🎫", "東京 서울 القاهرة", "Tōkyō ÀÉ", "𝄞 music"] {
-            #expect(LiquidFlatProgram.caseMappable(Array(text.utf8), LiquidStringFilters.lowercaseTwoByte, upper: false), "\(text)")
-            #expect(LiquidFlatProgram.caseMappable(Array(text.utf8), LiquidStringFilters.uppercaseTwoByte, upper: true), "\(text)")
-        }
-        // Ⅻ (U+216B) and ⓐ (U+24D0) change case in three bytes; 𐐀 (U+10400) in four; a cut
-        // character and a surrogate encoded in UTF-8 are not text.
-        for bytes in [Array("Ⅻ".utf8), Array("𐐀".utf8), [0xE6, 0x9D], [0xED, 0xA0, 0x80], [0xF0, 0x80, 0x80, 0x80]] {
-            #expect(!LiquidFlatProgram.caseMappable(bytes, LiquidStringFilters.lowercaseTwoByte, upper: false), "\(bytes)")
-        }
-        #expect(!LiquidFlatProgram.caseMappable(Array("ⓐ".utf8), LiquidStringFilters.uppercaseTwoByte, upper: true))
-    }
-
     @Test func shapesItDoesNotTakeStayWithTheGeneralRenderer() throws {
         for source in [
             "{{ a | truncate: 3 }}", "{{ a | downcase | upcase }}", "{% if a > b %}x{% endif %}", "{% if a contains 'x' %}x{% endif %}",

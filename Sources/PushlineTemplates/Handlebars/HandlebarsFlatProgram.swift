@@ -237,28 +237,6 @@ struct HandlebarsFlatProgram: Sendable {
         try cased(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount), transform, escaped: escaped, into: &output)
     }
 
-    /// Whether every character of `bytes` is ASCII or two UTF-8 bytes with a simple mapping in
-    /// `table` (the tables the Liquid case filters use, built from the same `String` functions
-    /// the helpers call): then the helper's result is `bytes` mapped byte by byte.
-    private static func caseMappable(_ bytes: UnsafeRawBufferPointer, _ table: [UInt16]) -> Bool {
-        var lead: UInt8?
-        for byte in bytes {
-            if let first = lead {
-                guard byte & 0xC0 == 0x80 else { return false }
-                let scalar = Int(first & 0x1F) << 6 | Int(byte & 0x3F)
-                guard scalar >= 0x80, table[scalar] != LiquidStringFilters.noSimpleMapping else { return false }
-                lead = nil
-            } else if byte < 0x80 {
-                continue
-            } else if byte & 0xE0 == 0xC0 {
-                lead = byte
-            } else {
-                return false
-            }
-        }
-        return lead == nil
-    }
-
     /// Writes `bytes` upper- or lowercased (and HTML-escaped), in chunks of a stack buffer; false
     /// (nothing written) for text the helper must case as Unicode, or a result over the helper
     /// byte limit (the general renderer's error to raise). Cased bytes are as many as the input.
@@ -266,11 +244,13 @@ struct HandlebarsFlatProgram: Sendable {
         guard bytes.count <= maxHelperBytes else { return false }
         let upper = transform == .upper
         let twoByte = upper ? LiquidStringFilters.uppercaseTwoByte : LiquidStringFilters.lowercaseTwoByte
-        guard Self.caseMappable(bytes, twoByte) else { return false }
+        guard SimpleCasing.mappable(bytes, upper: upper) else { return false }
         let chunk = 256
         let written: Result<Void, RenderOutput.LimitExceeded> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
             var count = 0
             var lead: UInt8?
+            // Continuation bytes of a longer character still to copy as they are.
+            var verbatim = 0
             var failure: RenderOutput.LimitExceeded?
             func flush() {
                 guard count > 0, failure == nil else { return }
@@ -285,12 +265,21 @@ struct HandlebarsFlatProgram: Sendable {
             for byte in bytes {
                 // A held lead byte is written with its pair: a character is never split across
                 // writes (`.jsonStringContent` escapes each write as UTF-8).
-                if count > chunk - 2, lead == nil { flush() }
-                if byte < 0x80 {
+                if count > chunk - 4, lead == nil, verbatim == 0 { flush() }
+                if verbatim > 0 {
+                    buffer[count] = byte
+                    count += 1
+                    verbatim -= 1
+                } else if byte < 0x80 {
                     buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
                     count += 1
+                } else if byte >= 0xE0 {
+                    // `SimpleCasing.mappable` checked that the character keeps its case.
+                    buffer[count] = byte
+                    count += 1
+                    verbatim = byte >= 0xF0 ? 3 : 2
                 } else if let first = lead {
-                    // `caseMappable` checked the pair and its mapping.
+                    // `SimpleCasing.mappable` checked the pair and its mapping.
                     let mapped = twoByte[Int(first & 0x1F) << 6 | Int(byte & 0x3F)]
                     buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
                     buffer[count + 1] = 0x80 | UInt8(truncatingIfNeeded: mapped & 0x3F)

@@ -264,52 +264,6 @@ struct LiquidFlatProgram: Sendable {
 
     /// Whether every character of `bytes` is ASCII or two UTF-8 bytes with a simple mapping in
     /// `table`: then the case filter can map them byte by byte.
-    /// Whether the flat path cases `bytes` exactly: ASCII, two-byte characters with a one-to-one
-    /// mapping in `table`, and longer characters the mapping leaves alone (CJK, emoji, most
-    /// scripts without case: copied as they are). Anything else (a three-byte character that
-    /// changes, ill-formed UTF-8) goes to the general renderer.
-    static func caseMappable(_ bytes: some Collection<UInt8>, _ table: [UInt16], upper: Bool) -> Bool {
-        var lead: UInt8?
-        // A longer character being decoded: its value so far and the continuation bytes to come.
-        var scalar: UInt32 = 0
-        var pending = 0
-        var length = 0
-        for byte in bytes {
-            if pending > 0 {
-                guard byte & 0xC0 == 0x80 else { return false }
-                scalar = scalar << 6 | UInt32(byte & 0x3F)
-                pending -= 1
-                if pending == 0, !Self.keepsCase(scalar, length: length, upper: upper) { return false }
-            } else if let first = lead {
-                guard byte & 0xC0 == 0x80 else { return false }
-                let scalar = Int(first & 0x1F) << 6 | Int(byte & 0x3F)
-                guard scalar >= 0x80, table[scalar] != LiquidStringFilters.noSimpleMapping else { return false }
-                lead = nil
-            } else if byte < 0x80 {
-                continue
-            } else if byte & 0xE0 == 0xC0 {
-                lead = byte
-            } else if byte & 0xF0 == 0xE0 {
-                (scalar, pending, length) = (UInt32(byte & 0x0F), 2, 3)
-            } else if byte & 0xF8 == 0xF0 {
-                (scalar, pending, length) = (UInt32(byte & 0x07), 3, 4)
-            } else {
-                return false
-            }
-        }
-        return lead == nil && pending == 0
-    }
-
-    /// A well-formed three- or four-byte character whose case mapping is itself (Unicode's
-    /// Changes_When_Lowercased / Uppercased are false): `String.lowercased()` copies it.
-    private static func keepsCase(_ value: UInt32, length: Int, upper: Bool) -> Bool {
-        // Overlong forms and surrogates are not characters: the general renderer decides.
-        guard length == 3 ? (0x800...0xFFFF).contains(value) : (0x10000...0x10FFFF).contains(value),
-              let scalar = Unicode.Scalar(value)
-        else { return false }
-        return upper ? !scalar.properties.changesWhenUppercased : !scalar.properties.changesWhenLowercased
-    }
-
     /// Transformed in chunks of a stack buffer: one `write` (one limit check, one escape pass)
     /// per 256 bytes, not per byte.
     private func transformed(_ bytes: some Collection<UInt8>, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
@@ -317,10 +271,10 @@ struct LiquidFlatProgram: Sendable {
         switch transform {
         case .downcase:
             twoByte = LiquidStringFilters.lowercaseTwoByte
-            guard Self.caseMappable(bytes, twoByte, upper: false) else { return false }
+            guard SimpleCasing.mappable(bytes, upper: false) else { return false }
         case .upcase:
             twoByte = LiquidStringFilters.uppercaseTwoByte
-            guard Self.caseMappable(bytes, twoByte, upper: true) else { return false }
+            guard SimpleCasing.mappable(bytes, upper: true) else { return false }
         case .none, .urlEncode:
             twoByte = []
         }
@@ -358,7 +312,7 @@ struct LiquidFlatProgram: Sendable {
                         buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
                         count += 1
                     } else if byte >= 0xE0 {
-                        // `caseMappable` checked that the character keeps its case.
+                        // `SimpleCasing.mappable` checked that the character keeps its case.
                         buffer[count] = byte
                         count += 1
                         verbatim = byte >= 0xF0 ? 3 : 2
@@ -366,7 +320,7 @@ struct LiquidFlatProgram: Sendable {
                         // A lead byte: hold it until its continuation byte comes.
                         lead = byte
                     } else if let first = lead {
-                        // `caseMappable` checked the pair and its mapping.
+                        // `SimpleCasing.mappable` checked the pair and its mapping.
                         let mapped = twoByte[Int(first & 0x1F) << 6 | Int(byte & 0x3F)]
                         buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
                         buffer[count + 1] = 0x80 | UInt8(truncatingIfNeeded: mapped & 0x3F)

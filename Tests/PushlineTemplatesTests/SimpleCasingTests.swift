@@ -1,0 +1,72 @@
+import PushlineCore
+import Testing
+@testable import PushlineTemplates
+
+/// The flat programs case text from its bytes (`SimpleCasing`); the general renderers call
+/// `String.lowercased()` / `uppercased()`. They must agree on every character.
+@Suite struct SimpleCasingTests {
+    func outcome(_ render: (inout RenderOutput) throws -> Void) -> String {
+        var output = RenderOutput(mode: .jsonStringContent, limit: 1 << 20)
+        do {
+            try render(&output)
+            return "ok: " + String(decoding: output.bytes, as: UTF8.self)
+        } catch {
+            return "error: \(error)"
+        }
+    }
+
+    /// Every character of three and four UTF-8 bytes, 1,024 to a text, through Liquid's
+    /// `downcase` / `upcase` and Handlebars' `lower` / `upper`: the flat path copies those whose
+    /// case does not change and hands the rest to the general renderer, and either way the
+    /// result is the general renderer's.
+    @Test func everyLongerCharacterIsCasedAsTheGeneralRenderersCaseIt() throws {
+        let options = TemplateOptions(maxOutputBytes: 1 << 20)
+        let liquid = try ["{{ a | downcase }}", "{{ a | upcase }}"].map { try LiquidTemplate(compiling: $0, options: options) }
+        let handlebars = try ["{{lower a}}", "{{{upper a}}}"].map { try HandlebarsTemplate(compiling: $0, options: options) }
+        var scalars: [Unicode.Scalar] = []
+        var texts = 0
+        var flat = 0
+        func check() throws {
+            // Raw UTF-8 in the JSON text: no character here needs an escape.
+            let text = "x" + String(String.UnicodeScalarView(scalars)) + "Y"
+            let bytes = Array(text.utf8)
+            if SimpleCasing.mappable(bytes, upper: false) { flat += 1 }
+            let record = try JSONDocument(parsing: #"{"a":"\#(text)"}"#).root
+            for template in liquid {
+                let fast = outcome { try template.render(record: record, into: &$0) }
+                #expect(fast == outcome { try template.render(root: .json(record), into: &$0) }, "Liquid from U+\(String(scalars[0].value, radix: 16))")
+            }
+            for template in handlebars {
+                let fast = outcome { try template.render(record: record, into: &$0) }
+                #expect(fast == outcome { try template.render(context: .json(record), into: &$0) }, "Handlebars from U+\(String(scalars[0].value, radix: 16))")
+            }
+            texts += 1
+            scalars.removeAll(keepingCapacity: true)
+        }
+        for value in UInt32(0x800)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            scalars.append(scalar)
+            if scalars.count == 1024 { try check() }
+        }
+        if !scalars.isEmpty { try check() }
+        // 1,112,064 scalars from U+0800 less the 2,048 surrogates.
+        #expect(texts == 1084)
+        // Most blocks of the code space have no case at all: the fast path took them.
+        #expect(flat > 900)
+    }
+
+    /// The demo audience's texts are cased on the flat path whole; a character whose case
+    /// changes, a cut character and a UTF-8-encoded surrogate are not.
+    @Test func whatTheFlatPathCases() {
+        for text in ["Concert tickets 🎫", "東京 서울 القاهرة", "Tōkyō ÀÉ", "𝄞 music"] {
+            #expect(SimpleCasing.mappable(Array(text.utf8), upper: false), "\(text)")
+            #expect(SimpleCasing.mappable(Array(text.utf8), upper: true), "\(text)")
+        }
+        // Ⅻ (U+216B) and ⓐ (U+24D0) change case in three bytes; 𐐀 (U+10400) in four.
+        for bytes in [Array("Ⅻ".utf8), Array("𐐀".utf8), [0xE6, 0x9D], [0xED, 0xA0, 0x80], [0xF0, 0x80, 0x80, 0x80], [0xF8]] {
+            #expect(!SimpleCasing.mappable(bytes, upper: false), "\(bytes)")
+        }
+        #expect(!SimpleCasing.mappable(Array("ⓐ".utf8), upper: true))
+        #expect(SimpleCasing.mappable(Array("ⓐ".utf8), upper: false), "already lowercase: lowercasing copies it")
+    }
+}
