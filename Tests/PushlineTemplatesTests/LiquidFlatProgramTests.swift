@@ -85,6 +85,26 @@ import Testing
         }
     }
 
+    /// Filtered text longer than the 256-byte runs the flat path writes in: every run boundary
+    /// falls somewhere inside an escape, a `%XX` or a multi-byte character at one length or another.
+    @Test func textLongerThanOneRunIsFilteredWhole() throws {
+        let piece = "a b/é東🎫\\\"ÀΣ%+~"
+        for source in ["{{ a | url_encode }}", "{{ a | downcase }}", "{{ a | upcase }}"] {
+            let template = try LiquidTemplate(compiling: source, options: TemplateOptions(maxOutputBytes: 1 << 20))
+            for repeats in [1, 15, 16, 17, 40, 41, 100] {
+                for prefix in 0..<4 {
+                    let text = String(repeating: "x", count: prefix) + String(repeating: piece, count: repeats)
+                    let record = try JSONDocument(parsing: #"{"a":"\#(text)"}"#).root
+                    for mode in [RenderOutput.Mode.raw, .jsonStringContent] {
+                        let fast = outcome({ try template.render(record: record, into: &$0) }, mode: mode, limit: 1 << 20)
+                        let general = outcome({ try template.render(root: .json(record), into: &$0) }, mode: mode, limit: 1 << 20)
+                        #expect(fast == general, "\(source) × \(repeats) after \(prefix) (\(mode))")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func shapesItDoesNotTakeStayWithTheGeneralRenderer() throws {
         for source in [
             "{{ a | truncate: 3 }}", "{{ a | downcase | upcase }}", "{% if a > b %}x{% endif %}", "{% if a contains 'x' %}x{% endif %}",

@@ -243,57 +243,14 @@ struct HandlebarsFlatProgram: Sendable {
     private func cased(_ bytes: UnsafeRawBufferPointer, _ transform: Transform, escaped: Bool, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
         guard bytes.count <= maxHelperBytes else { return false }
         let upper = transform == .upper
-        let twoByte = upper ? LiquidStringFilters.uppercaseTwoByte : LiquidStringFilters.lowercaseTwoByte
         guard SimpleCasing.mappable(bytes, upper: upper) else { return false }
-        let chunk = 256
-        let written: Result<Void, RenderOutput.LimitExceeded> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
-            var count = 0
-            var lead: UInt8?
-            // Continuation bytes of a longer character still to copy as they are.
-            var verbatim = 0
-            var failure: RenderOutput.LimitExceeded?
-            func flush() {
-                guard count > 0, failure == nil else { return }
-                let run = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
-                do throws(RenderOutput.LimitExceeded) {
-                    if escaped { try HandlebarsEscaping.write(run, into: &output) } else { try output.write(run) }
-                } catch {
-                    failure = error
-                }
-                count = 0
+        do throws(RenderOutput.LimitExceeded) {
+            try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in
+                if escaped { try HandlebarsEscaping.write(run, into: &output) } else { try output.write(run) }
             }
-            for byte in bytes {
-                // A held lead byte is written with its pair: a character is never split across
-                // writes (`.jsonStringContent` escapes each write as UTF-8).
-                if count > chunk - 4, lead == nil, verbatim == 0 { flush() }
-                if verbatim > 0 {
-                    buffer[count] = byte
-                    count += 1
-                    verbatim -= 1
-                } else if byte < 0x80 {
-                    buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
-                    count += 1
-                } else if byte >= 0xE0 {
-                    // `SimpleCasing.mappable` checked that the character keeps its case.
-                    buffer[count] = byte
-                    count += 1
-                    verbatim = byte >= 0xF0 ? 3 : 2
-                } else if let first = lead {
-                    // `SimpleCasing.mappable` checked the pair and its mapping.
-                    let mapped = twoByte[Int(first & 0x1F) << 6 | Int(byte & 0x3F)]
-                    buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
-                    buffer[count + 1] = 0x80 | UInt8(truncatingIfNeeded: mapped & 0x3F)
-                    count += 2
-                    lead = nil
-                } else {
-                    lead = byte
-                }
-                if failure != nil { break }
-            }
-            flush()
-            return failure.map { .failure($0) } ?? .success(())
+        } catch {
+            throw TemplateRenderError(error)
         }
-        if case .failure(let error) = written { throw TemplateRenderError(error) }
         return true
     }
 }

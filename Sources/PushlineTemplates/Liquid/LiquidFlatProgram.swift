@@ -264,89 +264,55 @@ struct LiquidFlatProgram: Sendable {
 
     /// Whether every character of `bytes` is ASCII or two UTF-8 bytes with a simple mapping in
     /// `table`: then the case filter can map them byte by byte.
-    /// Transformed in chunks of a stack buffer: one `write` (one limit check, one escape pass)
-    /// per 256 bytes, not per byte.
+    /// `downcase`, `upcase` or `url_encode` applied in runs of a stack buffer: one `write` (one
+    /// limit check, one escape pass) per 256 bytes, not per byte. False (nothing written) for
+    /// text a case filter must treat as Unicode.
     private func transformed(_ bytes: some Collection<UInt8>, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
-        let twoByte: [UInt16]
-        switch transform {
-        case .downcase:
-            twoByte = LiquidStringFilters.lowercaseTwoByte
-            guard SimpleCasing.mappable(bytes, upper: false) else { return false }
-        case .upcase:
-            twoByte = LiquidStringFilters.uppercaseTwoByte
-            guard SimpleCasing.mappable(bytes, upper: true) else { return false }
-        case .none, .urlEncode:
-            twoByte = []
-        }
-        let chunk = 256
-        let written: Result<Void, RenderOutput.LimitExceeded> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
-            var count = 0
-            var lead: UInt8?
-            // Continuation bytes of a longer character still to copy as they are.
-            var verbatim = 0
-            var failure: RenderOutput.LimitExceeded?
-            func flush() {
-                guard count > 0, failure == nil else { return }
-                do throws(RenderOutput.LimitExceeded) {
-                    try output.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                } catch {
-                    failure = error
-                }
-                count = 0
+        do throws(RenderOutput.LimitExceeded) {
+            switch transform {
+            case .downcase, .upcase:
+                let upper = transform == .upcase
+                guard SimpleCasing.mappable(bytes, upper: upper) else { return false }
+                try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run) }
+            case .urlEncode:
+                try Self.urlEncode(bytes) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run) }
+            case .none:
+                // Not reached: plain values are written without coming here.
+                try output.write(Array(bytes))
             }
+        } catch {
+            throw TemplateRenderError(error)
+        }
+        return true
+    }
+
+    /// Like `url_encode` (Ruby's CGI.escape): unreserved bytes stay, space becomes `+`, the rest
+    /// `%XX`; ASCII out, so runs may end anywhere.
+    private static func urlEncode<E: Error>(_ bytes: some Collection<UInt8>, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
+        let chunk = 256
+        let written: Result<Void, E> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
+            var count = 0
             for byte in bytes {
-                // Room for the longest run written without a flush (a four-byte character); a
-                // character is never split across two writes.
-                if count > chunk - 5, lead == nil, verbatim == 0 { flush() }
-                switch transform {
-                case .none:
+                if count > chunk - 3 {
+                    do throws(E) { try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) } catch { return .failure(error) }
+                    count = 0
+                }
+                if LiquidStringFilters.isURLUnreserved(byte) {
                     buffer[count] = byte
                     count += 1
-                case .downcase, .upcase:
-                    if verbatim > 0 {
-                        buffer[count] = byte
-                        count += 1
-                        verbatim -= 1
-                    } else if byte < 0x80 {
-                        let upper = transform == .upcase
-                        buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
-                        count += 1
-                    } else if byte >= 0xE0 {
-                        // `SimpleCasing.mappable` checked that the character keeps its case.
-                        buffer[count] = byte
-                        count += 1
-                        verbatim = byte >= 0xF0 ? 3 : 2
-                    } else if byte & 0xE0 == 0xC0 {
-                        // A lead byte: hold it until its continuation byte comes.
-                        lead = byte
-                    } else if let first = lead {
-                        // `SimpleCasing.mappable` checked the pair and its mapping.
-                        let mapped = twoByte[Int(first & 0x1F) << 6 | Int(byte & 0x3F)]
-                        buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
-                        buffer[count + 1] = 0x80 | UInt8(truncatingIfNeeded: mapped & 0x3F)
-                        count += 2
-                        lead = nil
-                    }
-                case .urlEncode:
-                    if LiquidStringFilters.isURLUnreserved(byte) {
-                        buffer[count] = byte
-                        count += 1
-                    } else if byte == 0x20 {
-                        buffer[count] = UInt8(ascii: "+")
-                        count += 1
-                    } else {
-                        buffer[count] = UInt8(ascii: "%")
-                        buffer[count + 1] = LiquidStringFilters.hexDigits[Int(byte >> 4)]
-                        buffer[count + 2] = LiquidStringFilters.hexDigits[Int(byte & 0xF)]
-                        count += 3
-                    }
+                } else if byte == 0x20 {
+                    buffer[count] = UInt8(ascii: "+")
+                    count += 1
+                } else {
+                    buffer[count] = UInt8(ascii: "%")
+                    buffer[count + 1] = LiquidStringFilters.hexDigits[Int(byte >> 4)]
+                    buffer[count + 2] = LiquidStringFilters.hexDigits[Int(byte & 0xF)]
+                    count += 3
                 }
-                if failure != nil { break }
             }
-            flush()
-            return failure.map { .failure($0) } ?? .success(())
+            guard count > 0 else { return .success(()) }
+            return Result { () throws(E) in try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
         }
-        if case .failure(let error) = written { throw TemplateRenderError(error) }
-        return true
+        try written.get()
     }
 }

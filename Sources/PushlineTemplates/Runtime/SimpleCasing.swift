@@ -41,6 +41,64 @@ enum SimpleCasing {
         return lead == nil && pending == 0
     }
 
+    /// Writes `bytes` (which `mappable` accepted) upper- or lowercased, in runs of a 256-byte
+    /// stack buffer handed to `emit`: one limit check and one escape pass per run, not per byte,
+    /// and a character is never split across two runs (`.jsonStringContent` escapes each run
+    /// as UTF-8). Cased text is as many bytes as the input.
+    static func write<E: Error>(_ bytes: some Collection<UInt8>, upper: Bool, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
+        let table = upper ? LiquidStringFilters.uppercaseTwoByte : LiquidStringFilters.lowercaseTwoByte
+        let chunk = 256
+        let written: Result<Void, E> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
+            var count = 0
+            var lead: UInt8?
+            // Continuation bytes of a longer character still to copy as they are.
+            var verbatim = 0
+            var failure: E?
+            func flush() {
+                guard count > 0, failure == nil else { return }
+                do throws(E) {
+                    try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                } catch {
+                    failure = error
+                }
+                count = 0
+            }
+            for byte in bytes {
+                // Room for the longest run written without a flush: a four-byte character.
+                if count > chunk - 4, lead == nil, verbatim == 0 {
+                    flush()
+                    if failure != nil { break }
+                }
+                if verbatim > 0 {
+                    buffer[count] = byte
+                    count += 1
+                    verbatim -= 1
+                } else if byte < 0x80 {
+                    buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
+                    count += 1
+                } else if byte >= 0xE0 {
+                    // `mappable` checked that the character keeps its case.
+                    buffer[count] = byte
+                    count += 1
+                    verbatim = byte >= 0xF0 ? 3 : 2
+                } else if let first = lead {
+                    // `mappable` checked the pair and its mapping.
+                    let mapped = table[Int(first & 0x1F) << 6 | Int(byte & 0x3F)]
+                    buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
+                    buffer[count + 1] = 0x80 | UInt8(truncatingIfNeeded: mapped & 0x3F)
+                    count += 2
+                    lead = nil
+                } else {
+                    // A lead byte: held until its continuation byte comes.
+                    lead = byte
+                }
+            }
+            flush()
+            return failure.map { .failure($0) } ?? .success(())
+        }
+        try written.get()
+    }
+
     /// A well-formed three- or four-byte character whose case mapping is itself (Unicode's
     /// Changes_When_Lowercased / Uppercased are false): `String.lowercased()` copies it.
     private static func keepsCase(_ value: UInt32, length: Int, upper: Bool) -> Bool {
