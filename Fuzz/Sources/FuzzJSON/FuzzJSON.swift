@@ -5,6 +5,11 @@ import PushlineCore
 /// through the lookup API and rewritten with `JSONWriter`, whose output must be strict JSON.
 ///
 /// Input: any bytes, taken as one JSON text (an audience line is read the same way).
+/// One tape memory reused from input to input, as an encode worker reuses it from line to line:
+/// nothing an earlier input left in it may show in a later document. (libFuzzer calls the target
+/// from one thread.)
+nonisolated(unsafe) private var reusedTape = JSONTapeStorage()
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = KnownFindings.jsonText(FuzzInput.bytes(data, size))
@@ -14,6 +19,12 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     do {
         document = try JSONDocument(bytes: bytes, maxDepth: maxDepth)
     } catch {
+        do {
+            _ = try JSONDocument(buffer: bytes, range: 0..<bytes.count, maxDepth: maxDepth, reusing: &reusedTape)
+            finding("a reused tape accepts what a fresh one refuses (\(error))")
+        } catch let reusedError {
+            check(reusedError == error, "a reused tape refuses with \(reusedError), a fresh one with \(error)")
+        }
         check(verdict != nil, "JSONDocument refuses valid JSON (\(error))")
         check(error.offset >= 0 && error.offset <= bytes.count, "error offset \(error.offset) outside a text of \(bytes.count) bytes")
         return 0
@@ -41,6 +52,15 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     if let failure = StrictJSON.validate(numbers.bytes) {
         finding("writeInt/writeDouble produced invalid JSON (\(failure)): \(escaped(numbers.bytes))")
+    }
+    do {
+        let reused = try JSONDocument(buffer: bytes, range: 0..<bytes.count, maxDepth: maxDepth, reusing: &reusedTape)
+        var reusedWriter = JSONWriter(reservingCapacity: bytes.count + 16)
+        var reusedNumbers = JSONWriter(reservingCapacity: 64)
+        rewrite(reused.root, into: &reusedWriter, numbers: &reusedNumbers, depth: 0)
+        check(reused.valueCount == document.valueCount && reusedWriter.bytes == writer.bytes, "a reused tape reads the text differently")
+    } catch {
+        finding("a reused tape refuses what a fresh one accepts: \(error)")
     }
     do {
         let again = try JSONDocument(bytes: writer.bytes, maxDepth: maxDepth)
