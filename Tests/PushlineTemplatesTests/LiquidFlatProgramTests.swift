@@ -32,16 +32,6 @@ import Testing
         #"{"customer":{"tier":"a\u0301 e\u0300 ĸ ŉ ſ","first_name":"\u00df"},"event":{"event_title":"\u0130 \u0131 \u03a3\u03c2","city":"\u00ff"}}"#,
     ]
 
-    func outcome(_ render: (inout RenderOutput) throws -> Void, mode: RenderOutput.Mode, limit: Int) -> String {
-        var output = RenderOutput(mode: mode, limit: limit)
-        do {
-            try render(&output)
-            return "ok: " + String(decoding: output.bytes, as: UTF8.self)
-        } catch {
-            return "error: \(error)"
-        }
-    }
-
     @Test(arguments: [TemplateOptions(), TemplateOptions(strict: true), TemplateOptions(maxOutputBytes: 24)])
     func theFlatProgramRendersWhatTheGeneralRendererRenders(options: TemplateOptions) throws {
         for source in Self.templates {
@@ -54,33 +44,6 @@ import Testing
                     let general = outcome({ try template.render(root: .json(record), into: &$0) }, mode: mode, limit: options.maxOutputBytes)
                     #expect(fast == general, "\(source) on \(json) (\(mode))")
                 }
-            }
-        }
-    }
-
-    /// Every character of two UTF-8 bytes, alone and all in one text: `downcase` and `upcase`
-    /// from the tables give what `String.lowercased()` / `uppercased()` give.
-    @Test func everyTwoByteCharacterIsCasedAsTheGeneralFiltersCaseIt() throws {
-        let down = try LiquidTemplate(compiling: "{{ a | downcase }}", options: TemplateOptions(maxOutputBytes: 1 << 20))
-        let up = try LiquidTemplate(compiling: "{{ a | upcase }}", options: TemplateOptions(maxOutputBytes: 1 << 20))
-        var all = ""
-        var texts: [String] = []
-        for value in UInt32(0x80)...0x7FF {
-            guard let scalar = Unicode.Scalar(value) else { continue }
-            all.unicodeScalars.append(scalar)
-            texts.append("x" + String(scalar) + "Y")
-        }
-        texts.append(all)
-        for text in texts {
-            var escaped = ""
-            for scalar in text.unicodeScalars {
-                escaped += scalar.value < 0x80 ? String(scalar) : String(format: "\\u%04x", scalar.value)
-            }
-            let record = try JSONDocument(parsing: #"{"a":"\#(escaped)"}"#).root
-            for template in [down, up] {
-                let fast = outcome({ try template.render(record: record, into: &$0) }, mode: .raw, limit: 1 << 20)
-                let general = outcome({ try template.render(root: .json(record), into: &$0) }, mode: .raw, limit: 1 << 20)
-                #expect(fast == general, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
             }
         }
     }

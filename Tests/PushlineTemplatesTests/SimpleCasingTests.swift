@@ -1,3 +1,4 @@
+import Foundation
 import PushlineCore
 import Testing
 @testable import PushlineTemplates
@@ -5,13 +6,39 @@ import Testing
 /// The flat programs case text from its bytes (`SimpleCasing`); the general renderers call
 /// `String.lowercased()` / `uppercased()`. They must agree on every character.
 @Suite struct SimpleCasingTests {
-    func outcome(_ render: (inout RenderOutput) throws -> Void) -> String {
-        var output = RenderOutput(mode: .jsonStringContent, limit: 1 << 20)
-        do {
-            try render(&output)
-            return "ok: " + String(decoding: output.bytes, as: UTF8.self)
-        } catch {
-            return "error: \(error)"
+
+    /// Every character of two UTF-8 bytes, alone (between ASCII letters) and all in one text,
+    /// escaped as `\uXXXX` in the record: the two-byte tables give what the general filters and
+    /// helpers give, in Liquid and in Handlebars (escaped and not).
+    @Test func everyTwoByteCharacterIsCasedAsTheGeneralRenderersCaseIt() throws {
+        let options = TemplateOptions(maxOutputBytes: 1 << 20)
+        let liquid = try ["{{ a | downcase }}", "{{ a | upcase }}"].map { try LiquidTemplate(compiling: $0, options: options) }
+        let handlebars = try ["{{upper a}}", "{{lower a}}", "{{{uppercase a}}}", "{{lowercase a}}"].map {
+            try HandlebarsTemplate(compiling: $0, options: options)
+        }
+        var all = ""
+        var texts: [String] = []
+        for value in UInt32(0x80)...0x7FF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            all.unicodeScalars.append(scalar)
+            texts.append("x" + String(scalar) + "Y")
+        }
+        texts.append(all)
+        for text in texts {
+            var escaped = ""
+            for scalar in text.unicodeScalars {
+                escaped += scalar.value < 0x80 ? String(scalar) : String(format: "\\u%04x", scalar.value)
+            }
+            let record = try JSONDocument(parsing: #"{"a":"\#(escaped)"}"#).root
+            let what = text.unicodeScalars.map { String($0.value, radix: 16) }
+            for template in liquid {
+                let fast = outcome { try template.render(record: record, into: &$0) }
+                #expect(fast == outcome { try template.render(root: .json(record), into: &$0) }, "Liquid \(what)")
+            }
+            for template in handlebars {
+                let fast = outcome { try template.render(record: record, into: &$0) }
+                #expect(fast == outcome { try template.render(context: .json(record), into: &$0) }, "Handlebars \(what)")
+            }
         }
     }
 

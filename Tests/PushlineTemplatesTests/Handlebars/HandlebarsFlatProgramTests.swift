@@ -53,16 +53,6 @@ import Testing
         TemplateOptions(maxOutputBytes: 24, maxRenderSteps: 3),
     ]
 
-    func outcome(_ render: (inout RenderOutput) throws -> Void, mode: RenderOutput.Mode, limit: Int) -> String {
-        var output = RenderOutput(mode: mode, limit: limit)
-        do {
-            try render(&output)
-            return "ok: " + String(decoding: output.bytes, as: UTF8.self)
-        } catch {
-            return "error: \(error)"
-        }
-    }
-
     @Test(arguments: optionSets)
     func theFlatProgramRendersWhatTheGeneralRendererRenders(options: TemplateOptions) throws {
         for source in Self.templates {
@@ -92,35 +82,6 @@ import Testing
         var output = RenderOutput(mode: .jsonStringContent, limit: 8192)
         #expect(try flat.render(record: record, into: &output, template: template))
         #expect(String(decoding: output.bytes, as: UTF8.self) == "You have 120 points. GOLD members get Lisbon trip first.")
-    }
-
-    /// Every character of two UTF-8 bytes, alone and all in one text: `upper` and `lower` from
-    /// the tables give what the helpers' `String.uppercased()` / `lowercased()` give.
-    @Test func everyTwoByteCharacterIsCasedAsTheGeneralHelpersCaseIt() throws {
-        let options = TemplateOptions(maxOutputBytes: 1 << 20)
-        let templates = try ["{{upper a}}", "{{lower a}}", "{{{uppercase a}}}", "{{lowercase a}}"].map {
-            try HandlebarsTemplate(compiling: $0, options: options)
-        }
-        var all = ""
-        var texts: [String] = []
-        for value in UInt32(0x80)...0x7FF {
-            guard let scalar = Unicode.Scalar(value) else { continue }
-            all.unicodeScalars.append(scalar)
-            texts.append("x" + String(scalar) + "Y")
-        }
-        texts.append(all)
-        for text in texts {
-            var escaped = ""
-            for scalar in text.unicodeScalars {
-                escaped += scalar.value < 0x80 ? String(scalar) : String(format: "\\u%04x", scalar.value)
-            }
-            let record = try JSONDocument(parsing: #"{"a":"\#(escaped)"}"#).root
-            for template in templates {
-                let fast = outcome({ try template.render(record: record, into: &$0) }, mode: .raw, limit: 1 << 20)
-                let general = outcome({ try template.render(context: .json(record), into: &$0) }, mode: .raw, limit: 1 << 20)
-                #expect(fast == general, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
-            }
-        }
     }
 
     @Test func shapesItDoesNotTakeStayWithTheGeneralRenderer() throws {
