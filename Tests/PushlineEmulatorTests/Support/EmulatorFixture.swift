@@ -10,6 +10,9 @@ final class EmulatorFixture: Sendable {
     let credentials: EmulatorCredentials
     let directory: URL
     let caFile: String
+    /// The emulator's clock: the tokens the fixture makes are timed by it, so a test holding a
+    /// manual clock gets tokens valid at that clock's time however long it waited to run.
+    let clock: EmulatorClock
 
     var port: Int { emulator.port }
     var endpoint: String { emulator.endpoint }
@@ -18,7 +21,8 @@ final class EmulatorFixture: Sendable {
     static let sharedCredentials: EmulatorCredentials = try! EmulatorCredentials.generate()
     static let sharedTLS: TLSIdentity = try! TLSIdentity.generate(validity: 86_400)
 
-    private init(emulator: ProviderEmulator, credentials: EmulatorCredentials, directory: URL, caFile: String) {
+    private init(emulator: ProviderEmulator, credentials: EmulatorCredentials, directory: URL, caFile: String, clock: EmulatorClock) {
+        self.clock = clock
         self.emulator = emulator
         self.credentials = credentials
         self.directory = directory
@@ -40,7 +44,7 @@ final class EmulatorFixture: Sendable {
         let caFile = directory.appendingPathComponent("ca.pem").path
         try configuration.tls.certificatePEM.write(toFile: caFile, atomically: true, encoding: .utf8)
         let emulator = try await ProviderEmulator.start(configuration)
-        return EmulatorFixture(emulator: emulator, credentials: credentials, directory: directory, caFile: caFile)
+        return EmulatorFixture(emulator: emulator, credentials: credentials, directory: directory, caFile: caFile, clock: configuration.clock)
     }
 
     func stop() async {
@@ -49,8 +53,8 @@ final class EmulatorFixture: Sendable {
     }
 
     /// A provider token the emulator must accept.
-    func providerToken(issuedAt: Int64 = TestJWT.nowSeconds) -> String {
-        TestJWT.apnsProviderToken(key: credentials.apnsPrivateKey, keyID: credentials.keyID, teamID: credentials.teamID, issuedAt: issuedAt)
+    func providerToken(issuedAt: Int64? = nil) -> String {
+        TestJWT.apnsProviderToken(key: credentials.apnsPrivateKey, keyID: credentials.keyID, teamID: credentials.teamID, issuedAt: issuedAt ?? clock.seconds)
     }
 
     /// Headers of a valid APNs alert request.

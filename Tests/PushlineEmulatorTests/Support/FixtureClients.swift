@@ -10,7 +10,7 @@ extension EmulatorFixture {
     func accessToken(_ client: H2TestClient) async throws -> String {
         let assertion = TestJWT.oauthAssertion(
             key: credentials.fcmPrivateKey, keyID: credentials.privateKeyID, clientEmail: credentials.clientEmail,
-            audience: emulator.tokenURI, issuedAt: TestJWT.nowSeconds
+            audience: emulator.tokenURI, issuedAt: clock.seconds
         )
         let body = Array("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8)
         let outcome = try await client.request("POST", "/token", headers: [("content-type", "application/x-www-form-urlencoded")], body: body)
