@@ -67,7 +67,7 @@ struct ResumeDryRunTests {
             let run = try KillableRun.start(
                 Self.arguments(pipeline, audience, folder, resuming ? ["--resume"] : ["--now", Self.clock]), log: scratch.file("run-\(kills).log")
             )
-            let reached = run.wait { checkpointWatermark(folder) >= target && filesPastCheckpoint(folder) }
+            let reached = run.wait { checkpointRuns(folder) == kills + 1 && checkpointWatermark(folder) >= target && filesPastCheckpoint(folder) }
             let exit = run.kill()
             try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before line \(target) was checkpointed: \(run.stderr)")
             kills += 1

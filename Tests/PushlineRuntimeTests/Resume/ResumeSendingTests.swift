@@ -50,7 +50,7 @@ struct ResumeSendingTests {
         var kills = 0
         for target in [Self.customers / 2, Self.customers] {
             let run = try KillableRun.start(arguments(kills == 0 ? ["--now", "1800000000"] : ["--resume"]), log: harness.scratch.file("run-\(kills).log"))
-            let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= target }
+            let reached = run.wait { checkpointRuns(folder) == kills + 1 && resultLineCount(folder, "sent.ndjson") >= target }
             let exit = run.kill()
             try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before \(target) devices were sent: \(run.stderr)")
             kills += 1

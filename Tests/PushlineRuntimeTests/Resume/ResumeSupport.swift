@@ -47,6 +47,14 @@ func checkpointWatermark(_ folder: String) -> Int {
     (try? CheckpointJournal.read(from: folder))?.settledThroughLine ?? 0
 }
 
+/// Runs the folder's journal counts, the one writing it included once it checkpointed: a test
+/// that kills the n-th run waits for n, so the kill lands in that run and not before its first
+/// checkpoint (when a resumed run starts past the target line already, the previous run's
+/// journal alone would satisfy the wait).
+func checkpointRuns(_ folder: String) -> Int {
+    (try? CheckpointJournal.read(from: folder))?.runs ?? 0
+}
+
 /// Whole lines in the folder's temporary (or final) results file `name`.
 func resultLineCount(_ folder: String, _ name: String) -> Int {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
