@@ -6,6 +6,18 @@ import Testing
 /// The flat programs case text from its bytes (`SimpleCasing`); the general renderers call
 /// `String.lowercased()` / `uppercased()`. They must agree on every character.
 @Suite struct SimpleCasingTests {
+    /// Each template renders `record` on its flat path exactly as its general renderer does.
+    func expectFlatEqualsGeneral(_ liquid: [LiquidTemplate], _ handlebars: [HandlebarsTemplate], _ record: JSONValue, _ what: String) {
+        for template in liquid {
+            let fast = outcome { try template.render(record: record, into: &$0) }
+            #expect(fast == outcome { try template.render(root: .json(record), into: &$0) }, "Liquid \(what)")
+        }
+        for template in handlebars {
+            let fast = outcome { try template.render(record: record, into: &$0) }
+            #expect(fast == outcome { try template.render(context: .json(record), into: &$0) }, "Handlebars \(what)")
+        }
+    }
+
 
     /// Every character of two UTF-8 bytes, alone (between ASCII letters) and all in one text,
     /// escaped as `\uXXXX` in the record: the two-byte tables give what the general filters and
@@ -31,14 +43,7 @@ import Testing
             }
             let record = try JSONDocument(parsing: #"{"a":"\#(escaped)"}"#).root
             let what = text.unicodeScalars.map { String($0.value, radix: 16) }
-            for template in liquid {
-                let fast = outcome { try template.render(record: record, into: &$0) }
-                #expect(fast == outcome { try template.render(root: .json(record), into: &$0) }, "Liquid \(what)")
-            }
-            for template in handlebars {
-                let fast = outcome { try template.render(record: record, into: &$0) }
-                #expect(fast == outcome { try template.render(context: .json(record), into: &$0) }, "Handlebars \(what)")
-            }
+            expectFlatEqualsGeneral(liquid, handlebars, record, "\(what)")
         }
     }
 
@@ -67,14 +72,7 @@ import Testing
             }
             if texts % 8 == 0 {
                 let record = try JSONDocument(parsing: #"{"a":"\#(text)"}"#).root
-                for template in liquid {
-                    let fast = outcome { try template.render(record: record, into: &$0) }
-                    #expect(fast == outcome { try template.render(root: .json(record), into: &$0) }, "Liquid \(from)")
-                }
-                for template in handlebars {
-                    let fast = outcome { try template.render(record: record, into: &$0) }
-                    #expect(fast == outcome { try template.render(context: .json(record), into: &$0) }, "Handlebars \(from)")
-                }
+                expectFlatEqualsGeneral(liquid, handlebars, record, from)
             }
             texts += 1
             scalars.removeAll(keepingCapacity: true)

@@ -25,9 +25,8 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
         }
     }
 
-    /// Providers that can reach this platform (iOS through FCM is common).
-    /// Whether a device of this platform may name `provider` (a switch: a Set per device was
-    /// one allocation per routed device).
+    /// Whether a device of this platform may name `provider` (iOS through FCM is common). A
+    /// switch, checked per routed device: a `Set` there was an allocation per device.
     public func allows(_ provider: Provider) -> Bool {
         switch (self, provider) {
         case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm), (.amazon, .adm),
@@ -36,14 +35,9 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
         }
     }
 
+    /// Providers that can reach this platform (`allows`, as a set).
     public var allowedProviders: Set<Provider> {
-        switch self {
-        case .ios: [.apns, .fcm]
-        case .android: [.fcm]
-        case .web: [.webpush, .fcm]
-        case .amazon: [.adm]
-        case .sms, .email, .open: [.webhook]
-        }
+        Set(Provider.allCases.filter(allows))
     }
 
     /// Whether devices of this platform carry an `address` (phone number, email, channel user)

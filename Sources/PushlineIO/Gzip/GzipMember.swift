@@ -5,16 +5,16 @@
 /// audience reader; a member per batch costs under 1 % of the compressed size.
 public enum GzipMember {
     /// Appends `input` compressed as one complete member (header, deflate, CRC-32 and length)
-    /// to `output`.
-    public static func compress(_ input: UnsafeRawBufferPointer, level: Int, into output: inout [UInt8]) {
+    /// to `output`. Throws zlib's status when it cannot start a stream (no memory for its
+    /// state); `output` is then unchanged.
+    public static func compress(_ input: UnsafeRawBufferPointer, level: Int, into output: inout [UInt8]) throws(GzipMemberFailure) {
         precondition((0...9).contains(level), "gzip level must be 0...9")
         // zlib counts in UInt32 and its state is ~270 KB: one deflater per member, fed in slices.
         let deflater: GzipDeflater
         do {
             deflater = try GzipDeflater(level: Int32(level), outputBufferSize: 64 << 10)
         } catch {
-            // Only Z_MEM_ERROR (no memory for zlib's state) or a mismatched zlib: not recoverable.
-            preconditionFailure("deflateInit2 failed with status \(error.status)")
+            throw GzipMemberFailure(status: error.status)
         }
         output.reserveCapacity(output.count + input.count / 4 + 64)
         let slice = 1 << 30
@@ -29,4 +29,9 @@ public enum GzipMember {
             start = end
         } while start < input.count
     }
+}
+
+/// zlib could not start a gzip stream: its status (`Z_MEM_ERROR`, `Z_VERSION_ERROR`).
+public struct GzipMemberFailure: Error, Sendable {
+    public var status: Int32
 }

@@ -108,13 +108,27 @@ public struct OutputFile: ~Copyable {
         try append(bytes)
     }
 
-    /// Appends one whole gzip member (`GzipMember.compress`) that holds `uncompressedBytes` bytes:
-    /// `.gzipMembers` files only.
-    public mutating func writeMember(_ member: UnsafeRawBufferPointer, uncompressedBytes: Int) throws(OutputFileError) {
+    /// Appends `member`, one whole gzip member (`GzipMember.compress`) of `lines`: `.gzipMembers`
+    /// files only. An empty `member` for non-empty `lines` (the worker's zlib could not start) is
+    /// compressed here at `level`; if zlib fails again, the write fails with its status.
+    public mutating func writeMember(_ member: UnsafeRawBufferPointer, of lines: UnsafeRawBufferPointer, level: Int = 6) throws(OutputFileError) {
         precondition(takesMembers, "writeMember is for .gzipMembers files")
+        if let failure { throw failure }
         let before = bytesWritten
-        try append(member)
-        bytesWritten = before + uncompressedBytes
+        if member.isEmpty && !lines.isEmpty {
+            var compressed: [UInt8] = []
+            do {
+                try GzipMember.compress(lines, level: level, into: &compressed)
+            } catch {
+                failure = .zlibFailure(path: path, status: error.status)
+                throw failure!
+            }
+            let appended = compressed.withUnsafeBytes { member in Result { () throws(OutputFileError) in try append(member) } }
+            try appended.get()
+        } else {
+            try append(member)
+        }
+        bytesWritten = before + lines.count
     }
 
     private mutating func append(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
@@ -183,7 +197,12 @@ public struct OutputFile: ~Copyable {
         if takesMembers && bytesOnDisk == 0 && buffered == 0 {
             // No member came: an empty one, so the file is valid gzip, as the streaming writer's is.
             var empty: [UInt8] = []
-            GzipMember.compress(UnsafeRawBufferPointer(start: nil, count: 0), level: 6, into: &empty)
+            do {
+                try GzipMember.compress(UnsafeRawBufferPointer(start: nil, count: 0), level: 6, into: &empty)
+            } catch {
+                failure = .zlibFailure(path: path, status: error.status)
+                throw failure!
+            }
             let appended = empty.withUnsafeBytes { member in Result { () throws(OutputFileError) in try append(member) } }
             try appended.get()
         }

@@ -100,10 +100,17 @@ public actor DryRunSink: RequestSink {
         renderer.render(&batch)
         guard gzip else { return }
         // Compressed here, on the worker, one member per provider and batch (`GzipMember`).
+        // A member zlib could not start is left empty: `OutputFile.writeMember` compresses it
+        // again on the writer's thread and, failing again, ends the run with zlib's status.
         for provider in providers {
             let lines = batch.dryRunLines[provider.ordinal]
             guard lines.count > 0 else { continue }
-            lines.bytes.withUnsafeBytes { GzipMember.compress($0, level: Self.gzipLevel, into: &batch.dryRunMembers[provider.ordinal]) }
+            let compressed = lines.bytes.withUnsafeBytes { bytes in
+                Result { () throws(GzipMemberFailure) in
+                    try GzipMember.compress(bytes, level: Self.gzipLevel, into: &batch.dryRunMembers[provider.ordinal])
+                }
+            }
+            if case .failure = compressed { batch.dryRunMembers[provider.ordinal].removeAll() }
         }
     }
 
@@ -169,7 +176,9 @@ public actor DryRunSink: RequestSink {
                         guard !bytes.isEmpty else { continue }
                         if gzip {
                             let written = ready.dryRunMembers[provider.ordinal].withUnsafeBytes { member in
-                                Result { () throws(OutputFileError) in try file.file!.writeMember(member, uncompressedBytes: bytes.count) }
+                                bytes.withUnsafeBytes { lines in
+                                    Result { () throws(OutputFileError) in try file.file!.writeMember(member, of: lines, level: Self.gzipLevel) }
+                                }
                             }
                             try written.get()
                         } else {

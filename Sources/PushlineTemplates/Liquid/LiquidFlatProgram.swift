@@ -262,8 +262,6 @@ struct LiquidFlatProgram: Sendable {
         return true
     }
 
-    /// Whether every character of `bytes` is ASCII or two UTF-8 bytes with a simple mapping in
-    /// `table`: then the case filter can map them byte by byte.
     /// `downcase`, `upcase` or `url_encode` applied in runs of a stack buffer: one `write` (one
     /// limit check, one escape pass) per 256 bytes, not per byte. False (nothing written) for
     /// text a case filter must treat as Unicode.

@@ -125,7 +125,7 @@ struct ResumeSendingTests {
         }
         let run = try KillableRun.start(arguments(["--now", "1800000000"]), log: harness.scratch.file("run.log"))
         let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= Self.customers / 2 }
-        kill(run.process.processIdentifier, SIGTERM)
+        run.signal(SIGTERM)
         let exit = run.process.waitForExit()
         try #require(reached && exit == ChildExit(code: 6, signalled: false), "\(exit): \(run.stderr)")
         let unsent = try readResults(folder + "/unsent.ndjson")

@@ -21,16 +21,27 @@ struct KillableRun {
         return KillableRun(process: process, log: log)
     }
 
-    /// Waits until `condition` holds (polled every 20 ms) or the run ended; true when it held
-    /// while the run was still going.
+    /// Waits until `condition` holds or the run ended; true when it held while the run was
+    /// still going. Each look is taken with the child stopped (SIGSTOP), and a look that holds
+    /// leaves it stopped, so the kill that follows lands in exactly the state that was seen:
+    /// the verdict no longer depends on how far a fast run gets between the look and the kill.
+    /// Looks come every 2 ms of the child running; `limit` only guards against a hang.
     func wait(until condition: () -> Bool, limit: Duration = .seconds(300)) -> Bool {
+        let pid = process.processIdentifier
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
+            guard process.isRunning, Foundation.kill(pid, SIGSTOP) == 0 else { return false }
             if condition() { return process.isRunning }
-            if !process.isRunning { return false }
-            Thread.sleep(forTimeInterval: 0.02)
+            Foundation.kill(pid, SIGCONT)
+            Thread.sleep(forTimeInterval: 0.002)
         }
         return false
+    }
+
+    /// Sends `signal` and lets a child `wait` left stopped go on, so it can handle it (SIGTERM).
+    func signal(_ signal: Int32) {
+        Foundation.kill(process.processIdentifier, signal)
+        Foundation.kill(process.processIdentifier, SIGCONT)
     }
 
     /// SIGKILL, then the exit (a signal, unless it had just ended).
