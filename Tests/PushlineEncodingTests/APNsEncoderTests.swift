@@ -74,6 +74,14 @@ struct APNsEncoderTests {
         #expect((b.requests.first?["headers"] as? [String: String])?["apns-expiration"] == "1800007200")
     }
 
+    /// Liquid's `now` is the run's start, the same instant relative expiries count from.
+    @Test func liquidNowIsTheRunClock() throws {
+        // 1800000000 = 2027-01-15T08:00:00Z (date -u -d @1800000000)
+        let campaign = try compileCampaign(Self.base + "\nnotification: { alert: \"{{ 'now' | date: '%Y-%m-%dT%H:%M' }}\" }", now: 1_800_000_000)
+        let out = try encode(campaign, #"{"id":"c","platform":"ios","token":"\#(apnsToken)"}"#)
+        #expect(jsonEqual(out.requests.first?["body"], json(#"{"aps":{"alert":"2027-01-15T08:00"}}"#)))
+    }
+
     @Test func criticalSoundObject() throws {
         let campaign = try compileCampaign(Self.base + """
 

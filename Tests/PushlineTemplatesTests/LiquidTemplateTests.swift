@@ -147,4 +147,14 @@ import Testing
         let syntax = try #require(compileError("ok\n{{ a..b }}"))
         #expect(syntax.line == 2)
     }
+
+    /// `now` and `today` are the instant the options fix, not the clock (2016 is not today): a
+    /// campaign's recipients all read one date, and two renders of a record are the same bytes
+    /// (the fuzzer found two renders a second apart that differed).
+    @Test func nowIsTheCampaignsInstant() throws {
+        // 1457913600 = 2016-03-14T00:00:00Z (date -u -d 2016-03-14 +%s), a Monday.
+        let fixed = TemplateOptions(now: 1_457_913_600 + 3_723)
+        #expect(try render("{{ 'now' | date: '%Y-%m-%d %H:%M:%S %a' }}", options: fixed) == "2016-03-14 01:02:03 Mon")
+        #expect(try render("{{ ' today ' | date: '%s' }}", options: fixed) == "1457917323")
+    }
 }

@@ -102,7 +102,7 @@ extension Campaign {
         let maxFieldBytes = limits["max_field_bytes"].int(in: root["limits"]) ?? 8192
         var snippets: [String: String] = [:]
         for (key, value) in root["snippets"]?.mappingEntries ?? [] { snippets[key] = value.stringValue }
-        let options = TemplateOptions(strict: strict, maxOutputBytes: maxFieldBytes, snippets: snippets)
+        let options = TemplateOptions(strict: strict, maxOutputBytes: maxFieldBytes, snippets: snippets, now: now)
         var context = CompileContext(dialect: dialect, templateOptions: options, validation: validation, now: now)
         context.log = log
 

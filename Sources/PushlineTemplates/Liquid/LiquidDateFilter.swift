@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `date`: parses timestamps, ISO 8601 and "March 14, 2016"-style dates, formats with a strftime
 /// subset, always in UTC. Input it cannot read is returned unchanged, as Shopify does.
 enum LiquidDateFilter {
@@ -17,10 +9,10 @@ enum LiquidDateFilter {
     /// calendar arithmetic below would overflow for the extremes, and no push needs them.
     static let supportedSeconds = -62_167_219_200...253_402_300_799
 
-    static func format(_ input: LiquidValue, _ format: [UInt8]) throws(LiquidFilterError) -> LiquidValue {
+    static func format(_ input: LiquidValue, _ format: [UInt8], now: Int) throws(LiquidFilterError) -> LiquidValue {
         if input.isNil { return .null }
         if format.isEmpty { return input }
-        guard let seconds = try epochSeconds(input) else { return input }
+        guard let seconds = try epochSeconds(input, now: now) else { return input }
         guard supportedSeconds.contains(seconds) else {
             throw LiquidFilterError(TemplateArithmeticError(
                 message: "\(seconds) is outside the dates it can format (years 0 to 9999, UNIX seconds \(supportedSeconds.lowerBound) to \(supportedSeconds.upperBound))"))
@@ -29,13 +21,14 @@ enum LiquidDateFilter {
     }
 
     /// Seconds since 1970 for a timestamp or a date it can read; nil when it cannot read it.
-    static func epochSeconds(_ input: LiquidValue) throws(LiquidFilterError) -> Int? {
+    /// `now` and `today` are the campaign's instant, not the clock's.
+    static func epochSeconds(_ input: LiquidValue, now: Int) throws(LiquidFilterError) -> Int? {
         switch input.normalized {
         case .int(let i): return i
         case .double(let d): return try LiquidFilters.checked { () throws(TemplateArithmeticError) in try TemplateMath.int(d) }
         case .string(let s):
             let text = LiquidText.string(s).trimmingWhitespace
-            if text == "now" || text == "today" { return currentTime() }
+            if text == "now" || text == "today" { return now }
             if let i = Int(text) {
                 // Shopify reads only unsigned digit strings as timestamps.
                 return i >= 0 ? i : nil
@@ -43,12 +36,6 @@ enum LiquidDateFilter {
             return parse(text)
         default: return nil
         }
-    }
-
-    private static func currentTime() -> Int {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int(ts.tv_sec)
     }
 
     /// `2016-03-14`, `2016-03-14T10:30:00Z`, `2016-03-14 10:30:00 +0100`, `March 14, 2016`, `14 March 2016`.

@@ -156,7 +156,7 @@ enum LiquidFilters {
             // Every directive expands to at most 30 bytes: a format within twice the limit keeps
             // the built text within a small multiple of it; the caller checks the result.
             try state.admitBytes(format.count / 2)
-            return try LiquidDateFilter.format(input, format)
+            return try LiquidDateFilter.format(input, format, now: state.budget.now)
         }
     }
 

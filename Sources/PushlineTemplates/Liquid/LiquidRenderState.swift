@@ -95,8 +95,11 @@ struct LiquidBudget: Sendable {
     /// Deepest render recursion: blocks nest at most `maxNestingDepth` per template or snippet,
     /// snippets at most `maxNestingDepth` deep; this bounds both together so the stack stays small.
     let maxRenderDepth: Int
+    /// Not a limit but the other constant of every render: what `"now"` means to `date`.
+    let now: Int
 
     init(_ options: TemplateOptions) {
+        now = options.now
         maxBytes = options.maxOutputBytes
         maxSteps = options.maxRenderSteps
         maxLoopIterations = options.maxLoopIterations

@@ -1,4 +1,11 @@
 public import PushlineCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The template languages a campaign can choose with `personalization:` in its pipeline file.
 public enum TemplateDialect: String, Sendable, CaseIterable {
@@ -26,7 +33,12 @@ public struct TemplateOptions: Sendable {
     /// Named snippets that `include`/`render` (Liquid) and partials (Handlebars) may use;
     /// templates never read the filesystem.
     public var snippets: [String: String]
+    /// The instant Liquid's `date` reads for `"now"` and `"today"` (UNIX seconds): fixed once
+    /// per campaign (the run's start), so every recipient of a run reads the same date and two
+    /// renders of one record are the same bytes.
+    public var now: Int
 
+    /// `now` nil: the moment these options are made.
     public init(
         strict: Bool = false,
         maxOutputBytes: Int = 8192,
@@ -34,7 +46,8 @@ public struct TemplateOptions: Sendable {
         maxNestingDepth: Int = 64,
         maxRenderSteps: Int = 10_000_000,
         htmlEscape: Bool = false,
-        snippets: [String: String] = [:]
+        snippets: [String: String] = [:],
+        now: Int? = nil
     ) {
         self.strict = strict
         self.maxOutputBytes = maxOutputBytes
@@ -43,6 +56,7 @@ public struct TemplateOptions: Sendable {
         self.maxRenderSteps = maxRenderSteps
         self.htmlEscape = htmlEscape
         self.snippets = snippets
+        self.now = now ?? TemplateClock.currentSeconds()
     }
 }
 
@@ -128,4 +142,13 @@ public struct TemplateRenderError: Error, Sendable, Equatable, CustomStringConve
 
 extension TemplateRenderError {
     public init(_ overflow: RenderOutput.LimitExceeded) { self = .outputLimit(overflow.limit) }
+}
+
+/// The wall clock, read only where no campaign fixed `now`.
+enum TemplateClock {
+    static func currentSeconds() -> Int {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int(ts.tv_sec)
+    }
 }
