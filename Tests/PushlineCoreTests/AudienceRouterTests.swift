@@ -58,6 +58,7 @@ struct AudienceRouterTests {
             switch route {
             case .routed: "routed"
             case .rejected(_, _, let reason): reason.code
+            case .notTargeted: "not targeted"
             }
         }
         #expect(codes == ["invalid_token", "unknown_platform", "invalid_device", "invalid_token", "routed"])
@@ -171,5 +172,46 @@ struct AudienceRouterReuseTests {
         let none = try JSONDocument(parsing: #"{"id":"y","devices":[]}"#)
         #expect(throws: RejectReason.self) { try AudienceRouter.route(none.root, into: &routes).get() }
         #expect(routes.isEmpty)
+    }
+
+    /// Devices of a platform outside the targets are `.notTargeted` before their token is read:
+    /// a bad token there is not a reject. The provider they count under is the one they name
+    /// when the platform allows it, else the platform's default.
+    @Test func untargetedDevicesAreNotValidated() throws {
+        let devices = [
+            #"{"platform":"ios","token":"\#(AudienceRouterTests.apnsToken)"}"#, #"{"platform":"web","subscription":1}"#,
+            #"{"platform":"android","token":"x y"}"#, #"{"platform":"android","provider":"adm","token":""}"#,
+            #"{"platform":"web","provider":"fcm"}"#, #"{"platform":"mars","token":"t"}"#, #"{"platform":"ios","token":"short"}"#,
+        ]
+        let line = #"{"id":"c","devices":["# + devices.joined(separator: ",") + "]}"
+        let document = try JSONDocument(parsing: line)
+        var routes: [DeviceRoute] = []
+        _ = try AudienceRouter.route(document.root, into: &routes, targeting: PlatformSet([.ios])).get()
+        let described = routes.map { route -> String in
+            switch route {
+            case .routed(let d): "routed \(d.index) \(d.platform) \(d.provider)"
+            case .rejected(let i, let p, let reason): "rejected \(i) \(p.map(\.rawValue) ?? "-") \(reason.code)"
+            case .notTargeted(let i, let p, let provider): "skipped \(i) \(p) \(provider)"
+            }
+        }
+        #expect(described == [
+            "routed 0 ios apns", "skipped 1 web webpush", "skipped 2 android fcm",
+            // adm cannot reach android: counted under android's own provider.
+            "skipped 3 android fcm", "skipped 4 web fcm",
+            "rejected 5 - unknown_platform", "rejected 6 ios invalid_token",
+        ])
+        // Every platform targeted: the same line rejects the bad tokens.
+        _ = try AudienceRouter.route(document.root, into: &routes, targeting: .all).get()
+        #expect(routes.filter { if case .notTargeted = $0 { true } else { false } }.isEmpty)
+        #expect(routes.filter { if case .rejected = $0 { true } else { false } }.count == 6)
+    }
+
+    @Test func platformSetHoldsEachPlatformAsItsOwnBit() {
+        for platform in Platform.allCases {
+            let one = PlatformSet([platform])
+            #expect(Platform.allCases.filter(one.contains) == [platform])
+            #expect(PlatformSet.all.contains(platform))
+            #expect(!PlatformSet().contains(platform))
+        }
     }
 }

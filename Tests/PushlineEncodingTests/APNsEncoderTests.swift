@@ -74,6 +74,21 @@ struct APNsEncoderTests {
         #expect((b.requests.first?["headers"] as? [String: String])?["apns-expiration"] == "1800007200")
     }
 
+    /// docs/overrides.md: devices of other types are skipped, never rejected, whatever their
+    /// token; each skip counts under the provider it would have used.
+    @Test func untargetedDevicesAreSkippedWhateverTheirToken() throws {
+        let campaign = try compileCampaign(Self.base + "\nnotification: { alert: x }")
+        let devices = [
+            #"{"platform":"ios","token":"\#(apnsToken)"}"#, #"{"platform":"android","token":"not a token"}"#,
+            #"{"platform":"web","subscription":{"endpoint":"http://x"}}"#, #"{"platform":"amazon"}"#,
+        ]
+        let out = try encode(campaign, #"{"id":"c","devices":["# + devices.joined(separator: ",") + "]}")
+        #expect(out.requests.count == 1 && out.rejects.isEmpty, "\(out.rejects)")
+        #expect(out.counts.skipped["device_type_not_targeted"] == 3)
+        #expect(out.counts.byProvider[.fcm]?.skipped == 1 && out.counts.byProvider[.webpush]?.skipped == 1 && out.counts.byProvider[.adm]?.skipped == 1)
+        #expect(out.counts.reconciles)
+    }
+
     /// Liquid's `now` is the run's start, the same instant relative expiries count from.
     @Test func liquidNowIsTheRunClock() throws {
         // 1800000000 = 2027-01-15T08:00:00Z (date -u -d @1800000000)

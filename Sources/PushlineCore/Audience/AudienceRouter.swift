@@ -15,6 +15,20 @@ public struct RoutedDevice: Sendable {
 public enum DeviceRoute: Sendable {
     case routed(RoutedDevice)
     case rejected(index: Int, platform: Platform?, RejectReason)
+    /// A device whose platform the campaign does not target: skipped, never rejected, so its
+    /// token is not read (docs/overrides.md). `provider` is the one it names when that is valid
+    /// for the platform, else the platform's default: what the skip is counted under.
+    case notTargeted(index: Int, platform: Platform, provider: Provider)
+
+    /// The device's position in the record, its platform when known, and its provider when
+    /// the device was routed (rejected devices count under no provider).
+    public var device: (index: Int, platform: Platform?, provider: Provider?) {
+        switch self {
+        case .routed(let device): (device.index, device.platform, device.provider)
+        case .rejected(let index, let platform, _): (index, platform, nil)
+        case .notTargeted(let index, let platform, let provider): (index, platform, provider)
+        }
+    }
 }
 
 /// An audience line, validated at the record level: it has an id and a list of device entries.
@@ -37,14 +51,15 @@ public struct AudienceRecord: Sendable {
 /// or `subscription` at the top level). Problems with one device reject that device only; a record
 /// without an id or without any device entry is rejected whole.
 public enum AudienceRouter {
-    public static func route(_ root: JSONValue) -> Result<AudienceRecord, RejectReason> {
+    public static func route(_ root: JSONValue, targeting targets: PlatformSet = .all) -> Result<AudienceRecord, RejectReason> {
         var routes: [DeviceRoute] = []
-        return route(root, into: &routes).map { AudienceRecord(root: root, id: $0, routes: routes) }
+        return route(root, into: &routes, targeting: targets).map { AudienceRecord(root: root, id: $0, routes: routes) }
     }
 
     /// Routes the record's devices into `routes` (emptied first, its capacity kept: a worker
-    /// reuses one array line after line) and returns the recipient id.
-    public static func route(_ root: JSONValue, into routes: inout [DeviceRoute]) -> Result<JSONValue, RejectReason> {
+    /// reuses one array line after line) and returns the recipient id. A device of a platform
+    /// outside `targets` is `.notTargeted` before its token or address is read.
+    public static func route(_ root: JSONValue, into routes: inout [DeviceRoute], targeting targets: PlatformSet = .all) -> Result<JSONValue, RejectReason> {
         routes.removeAll(keepingCapacity: true)
         guard root.kind == .object else {
             return .failure(.invalidDevice("a line must be a JSON object, found \(describe(root.kind))"))
@@ -66,17 +81,17 @@ public enum AudienceRouter {
             guard devices.count > 0 else { return .failure(.noDevices("\"devices\" is empty")) }
             routes.reserveCapacity(devices.count)
             devices.forEachElement { index, device in
-                routes.append(routeDevice(device, index: index))
+                routes.append(routeDevice(device, index: index, targets: targets))
             }
         } else if root.member("platform") != nil {
-            routes.append(routeDevice(root, index: 0))
+            routes.append(routeDevice(root, index: 0, targets: targets))
         } else {
             return .failure(.noDevices("the record has neither a \"devices\" array nor a flat \"platform\""))
         }
         return .success(id)
     }
 
-    static func routeDevice(_ device: JSONValue, index: Int) -> DeviceRoute {
+    static func routeDevice(_ device: JSONValue, index: Int, targets: PlatformSet = .all) -> DeviceRoute {
         guard device.kind == .object else {
             return .rejected(index: index, platform: nil, .invalidDevice("device \(index) must be an object, found \(describe(device.kind))"))
         }
@@ -87,7 +102,12 @@ public enum AudienceRouter {
             return .rejected(index: index, platform: nil, .unknownPlatform(platformValue.stringValue ?? ""))
         }
         var provider = platform.defaultProvider
-        if let providerValue = device.member("provider") {
+        let namedProvider = device.member("provider")
+        guard targets.contains(platform) else {
+            let named = namedProvider.flatMap { $0.kind == .string ? $0.withUnescapedString { Provider(utf8: $0) } ?? nil : nil }
+            return .notTargeted(index: index, platform: platform, provider: named.flatMap { platform.allows($0) ? $0 : nil } ?? provider)
+        }
+        if let providerValue = namedProvider {
             guard providerValue.kind == .string,
                   let named = providerValue.withUnescapedString({ Provider(utf8: $0) }) ?? nil
             else {

@@ -10,6 +10,9 @@ public struct CampaignEncoder: Sendable {
 
     /// Each route's compiled body, by `RouteID` (the same ids as `campaign.routeTable`).
     let programs: [RouteProgram]
+    /// `campaign.deviceTypes` as bits, for the router: a device of another type is skipped
+    /// before its token is read.
+    let targets: PlatformSet
 
     /// A route's plan with its body compiled into a `PayloadProgram`. Each case holds one class
     /// reference, so choosing a device's route retains one reference, not every field of the
@@ -36,6 +39,7 @@ public struct CampaignEncoder: Sendable {
 
     public init(campaign: Campaign) {
         self.campaign = campaign
+        targets = PlatformSet(campaign.deviceTypes)
         programs = campaign.routes.table.routes.map { route in
             switch campaign.routes.plan(route.id) {
             case .apns(let plan): .apns(Compiled(plan, PayloadProgram(plan.payload)))
@@ -85,7 +89,7 @@ public struct CampaignEncoder: Sendable {
             return rejectLine(line.number, id: nil, .invalidJSON(error), into: &batch)
         }
         let record: AudienceRecord
-        switch AudienceRouter.route(document.root, into: &context.routeStorage) {
+        switch AudienceRouter.route(document.root, into: &context.routeStorage, targeting: targets) {
         case .failure(let reason):
             if let shard = campaign.shard, !shard.owns(lineWithoutID: line.number) { return batch.baseCounts.linesOtherShard += 1 }
             return rejectLine(line.number, id: document.root.member("id"), reason, into: &batch)
@@ -110,9 +114,13 @@ public struct CampaignEncoder: Sendable {
             case .rejected(let index, let platform, let reason):
                 batch.baseCounts.countDevice(provider: nil)
                 rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, into: &batch)
+            case .notTargeted(_, let platform, let provider):
+                batch.baseCounts.countDevice(provider: provider)
+                batch.baseCounts.record(.skipped(.notTargeted(platform)), provider: provider)
             case .routed(let device):
                 let routeID = campaign.routes.route(for: device)
-                guard campaign.deviceTypes.contains(device.platform), device.platform != .open || routeID != nil else {
+                // An open channel is targeted by name: `open` in the set is any of them.
+                guard device.platform != .open || routeID != nil else {
                     batch.baseCounts.countDevice(provider: device.provider)
                     batch.baseCounts.record(.skipped(.notTargeted(device.platform)), provider: device.provider)
                     continue
@@ -188,11 +196,7 @@ public struct CampaignEncoder: Sendable {
     /// Every device of the line skipped for `reason` (another shard's recipient, quiet hours).
     func skipDevices(of record: AudienceRecord, _ reason: SkipReason, into batch: inout EncodedBatch) {
         for route in record.routes {
-            let provider: Provider?
-            switch route {
-            case .routed(let device): provider = device.provider
-            case .rejected: provider = nil
-            }
+            let provider = route.device.provider
             batch.baseCounts.countDevice(provider: provider)
             batch.baseCounts.record(.skipped(reason), provider: provider)
         }

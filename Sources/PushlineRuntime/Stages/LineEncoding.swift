@@ -32,13 +32,7 @@ enum LineFailure {
         let outcome = DeliveryOutcome.rejected(RejectReason(code, message))
         if let routed {
             for route in routed.routes {
-                let index: Int
-                let platform: Platform?
-                let provider: Provider?
-                switch route {
-                case .routed(let device): (index, platform, provider) = (device.index, device.platform, device.provider)
-                case .rejected(let i, let p, _): (index, platform, provider) = (i, p, nil)
-                }
+                let (index, platform, provider) = route.device
                 counts.countDevice(provider: provider)
                 counts.record(outcome, provider: provider)
                 writeReject(line: line.number, id: routed.id, device: index, platform: platform, message, into: &batch.rejects)
