@@ -64,6 +64,10 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
         } else { return nil }
     }
 
+    /// By case, not by raw value (see `Provider`).
+    public static func == (lhs: Platform, rhs: Platform) -> Bool { lhs.ordinal == rhs.ordinal }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ordinal) }
+
     /// Index into per-platform arrays (`allCases` order).
     public var ordinal: Int {
         switch self {
@@ -116,6 +120,11 @@ public enum Provider: String, Sendable, CaseIterable, Hashable, Comparable, Coda
     public static func < (lhs: Provider, rhs: Provider) -> Bool {
         lhs.ordinal < rhs.ordinal
     }
+
+    // By case, not by raw value: the standard library's defaults for raw-value enums compare and
+    // hash the raw `String`, and providers are compared and used as keys for every device.
+    public static func == (lhs: Provider, rhs: Provider) -> Bool { lhs.ordinal == rhs.ordinal }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ordinal) }
 
     /// Index into per-provider arrays (`allCases` order).
     public var ordinal: Int {

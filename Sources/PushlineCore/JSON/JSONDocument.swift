@@ -22,44 +22,52 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 /// Construction is one validating pass that builds a flat tape (`JSONTapeEntry`, one per value,
 /// in document order); lookups then walk the tape, skipping whole subtrees in one step.
 public struct JSONDocument: Sendable {
-    public let buffer: [UInt8]
-    public let range: Range<Int>
-    /// The structural index, one entry per value in document order; entry 0 is the root, and its
-    /// `next` is the count (a reused tape may hold stale entries after that).
-    internal let tape: [JSONTapeEntry]
+    /// The text and the tape behind one reference: a `JSONValue` (this and an index) is copied
+    /// with one retain. Two arrays here made every cursor copy two retains, and cursors are
+    /// copied on every lookup (measured: retain/release was about a tenth of a dry run).
+    /// Unsafe to the checker only: see `JSONDocumentStorage`.
+    nonisolated(unsafe) let storage: JSONDocumentStorage
+
+    /// The bytes the document is a range of (shared, not copied).
+    public var buffer: [UInt8] { storage.header.buffer }
+    public var range: Range<Int> { storage.header.range }
     /// Whether some string (value or key) holds a lone surrogate escape (`"\ud800"`): then raw
     /// copies of the text are not valid UTF-8 once decoded, and `JSONWriter.writeValue` re-escapes.
-    public let hasLoneSurrogates: Bool
+    public var hasLoneSurrogates: Bool { storage.header.hasLoneSurrogates }
 
     /// Parses `buffer[range]`, which must hold exactly one JSON value (whitespace around it allowed).
     ///
     /// Containers nested deeper than `maxDepth` are refused. Error offsets are relative to
     /// `range.lowerBound`.
     public init(buffer: [UInt8], range: Range<Int>, maxDepth: Int = 128) throws(JSONParseError) {
-        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "range outside the buffer")
-        self.buffer = buffer
-        self.range = range
-        let indexed = buffer.withUnsafeBytes { all in
-            Result { () throws(JSONParseError) in
-                try JSONParser.index(UnsafeRawBufferPointer(rebasing: all[range]), maxDepth: maxDepth)
-            }
-        }
-        (self.tape, self.hasLoneSurrogates) = try indexed.get()
+        var fresh = JSONTapeStorage()
+        try self.init(buffer: buffer, range: range, maxDepth: maxDepth, into: &fresh, exactSize: true)
     }
 
     /// Parses `buffer[range]` into `storage`'s memory: once the worker's previous document is
     /// gone (no value of it kept), indexing the next line allocates nothing.
     public init(buffer: [UInt8], range: Range<Int>, maxDepth: Int = 128, reusing storage: inout JSONTapeStorage) throws(JSONParseError) {
+        try self.init(buffer: buffer, range: range, maxDepth: maxDepth, into: &storage, exactSize: false)
+    }
+
+    private init(buffer: [UInt8], range: Range<Int>, maxDepth: Int, into storage: inout JSONTapeStorage, exactSize: Bool) throws(JSONParseError) {
         precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "range outside the buffer")
-        self.buffer = buffer
-        self.range = range
-        let lone = buffer.withUnsafeBytes { all in
+        let indexed = buffer.withUnsafeBytes { all in
             Result { () throws(JSONParseError) in
-                try JSONParser.index(UnsafeRawBufferPointer(rebasing: all[range]), maxDepth: maxDepth, into: &storage.entries)
+                try JSONParser.index(UnsafeRawBufferPointer(rebasing: all[range]), maxDepth: maxDepth) { capacity in
+                    storage.prepare(capacity: capacity, exactSize: exactSize)
+                }
             }
         }
-        self.hasLoneSurrogates = try lone.get()
-        self.tape = storage.entries
+        let lone = try indexed.get()
+        let held = storage.document!
+        held.withUnsafeMutablePointers { header, tape in
+            header.pointee.buffer = buffer
+            header.pointee.range = range
+            header.pointee.count = Int(tape[0].next)
+            header.pointee.hasLoneSurrogates = lone
+        }
+        self.storage = held
     }
 
     public init(bytes: [UInt8], maxDepth: Int = 128) throws(JSONParseError) {
@@ -73,15 +81,96 @@ public struct JSONDocument: Sendable {
     public var root: JSONValue { JSONValue(document: self, index: 0) }
 
     /// Number of values in the document (tape entries), keys included.
-    public var valueCount: Int { Int(tape[0].next) }
+    public var valueCount: Int { storage.header.count }
+
+    /// The tape, read in place.
+    @inline(__always)
+    func withTape<R>(_ body: (UnsafeBufferPointer<JSONTapeEntry>) -> R) -> R {
+        storage.withUnsafeMutablePointers { header, tape in
+            body(UnsafeBufferPointer(start: tape, count: header.pointee.count))
+        }
+    }
+
+    /// The whole buffer's bytes and where the document starts in it.
+    @inline(__always)
+    func withText<R>(_ body: (UnsafeRawBufferPointer, Int) -> R) -> R {
+        storage.withUnsafeMutablePointerToHeader { header in
+            header.pointee.buffer.withUnsafeBytes { body($0, header.pointee.range.lowerBound) }
+        }
+    }
+
+    /// The buffer's bytes, where the document starts in it, and the tape.
+    @inline(__always)
+    func withTextAndTape<R>(_ body: (UnsafeRawBufferPointer, Int, UnsafeBufferPointer<JSONTapeEntry>) -> R) -> R {
+        storage.withUnsafeMutablePointers { header, tape in
+            header.pointee.buffer.withUnsafeBytes { all in
+                body(all, header.pointee.range.lowerBound, UnsafeBufferPointer(start: tape, count: header.pointee.count))
+            }
+        }
+    }
+
+    /// One tape entry.
+    @inline(__always)
+    func entry(_ index: Int) -> JSONTapeEntry {
+        withTape { $0[index] }
+    }
+}
+
+/// What a document's storage holds besides its tape entries.
+struct JSONDocumentHeader {
+    var buffer: [UInt8]
+    var range: Range<Int>
+    /// Entries of the document (`tape[0].next`); entries past it are stale or unwritten.
+    var count: Int
+    /// Entries the storage has room for.
+    let capacity: Int
+    var hasLoneSurrogates: Bool
+}
+
+/// A document's text reference and tape in one allocation.
+///
+/// Shared across threads as safely as an array's storage: it is mutated only by
+/// `JSONTapeStorage.prepare` and the document initializer while one storage value holds the only
+/// reference (`isKnownUniquelyReferenced`); once a `JSONDocument` holds it, nothing writes to it
+/// until that document is gone. (`ManagedBuffer` cannot be declared `Sendable`, so the
+/// properties holding it are `nonisolated(unsafe)`.)
+final class JSONDocumentStorage: ManagedBuffer<JSONDocumentHeader, JSONTapeEntry> {
+    static func make(capacity: Int) -> JSONDocumentStorage {
+        let made = create(minimumCapacity: capacity) { _ in
+            JSONDocumentHeader(buffer: [], range: 0..<0, count: 0, capacity: capacity, hasLoneSurrogates: false)
+        }
+        return unsafeDowncast(made, to: JSONDocumentStorage.self)
+    }
 }
 
 /// Tape memory one worker reuses from document to document (`JSONDocument.init(…reusing:)`).
 public struct JSONTapeStorage: Sendable {
-    var entries: [JSONTapeEntry] = []
+    nonisolated(unsafe) var document: JSONDocumentStorage?
+
     public init() {}
+
     /// Entries the memory holds (for tests of its bound).
-    public var capacity: Int { entries.count }
+    public var capacity: Int { document?.header.capacity ?? 0 }
+
+    /// Tape memory for `capacity` entries: the held storage when no document still uses it and
+    /// it fits, else a new one. Reused sizes grow to a power of two (a few allocations over a
+    /// run) and give back what one long line took once a short one follows, so a worker keeps
+    /// at most 1 MiB of tape.
+    mutating func prepare(capacity: Int, exactSize: Bool) -> UnsafeMutablePointer<JSONTapeEntry> {
+        let largest = 1 << 16
+        if isKnownUniquelyReferenced(&document), let held = document {
+            let room = held.header.capacity
+            if room >= capacity && (room <= largest || capacity > largest) {
+                return held.withUnsafeMutablePointerToElements { $0 }
+            }
+        }
+        let size = exactSize || capacity > largest
+            ? capacity
+            : Swift.max(256, 1 << (Int.bitWidth - (capacity - 1).leadingZeroBitCount))
+        let made = JSONDocumentStorage.make(capacity: size)
+        document = made
+        return made.withUnsafeMutablePointerToElements { $0 }
+    }
 }
 
 /// One value in a document's structural index (16 bytes).

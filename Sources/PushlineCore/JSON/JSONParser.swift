@@ -10,35 +10,20 @@ internal enum JSONParser {
         case tapeFull(at: Int)
     }
 
-    /// Validates `text` and returns its tape.
+    /// Validates `text` into the tape memory `tape(capacity)` gives (room for at least
+    /// `capacity` entries); returns whether a string holds a lone surrogate escape.
     ///
-    /// The tape is one allocation. A value takes at least one byte and every value but the root
-    /// follows its own `[`, `,` or `:`, so a text of n bytes holds at most n/2 + 1 values. That
-    /// bound is used directly for small texts; larger ones start from an estimate that fits
-    /// realistic records (a value every 6 bytes or more) and are indexed again with the bound in
-    /// the rare dense case, rather than keeping 8 bytes of tape per input byte for every document.
-    static func index(_ text: UnsafeRawBufferPointer, maxDepth: Int) throws(JSONParseError) -> (tape: [JSONTapeEntry], loneSurrogates: Bool) {
+    /// A value takes at least one byte and every value but the root follows its own `[`, `,` or
+    /// `:`, so a text of n bytes holds at most n/2 + 1 values. That bound is used directly for
+    /// small texts; larger ones start from an estimate that fits realistic records (a value every
+    /// 6 bytes or more) and are indexed again with the bound in the rare dense case, rather than
+    /// keeping 8 bytes of tape per input byte for every document.
+    static func index(
+        _ text: UnsafeRawBufferPointer, maxDepth: Int, tape: (Int) -> UnsafeMutablePointer<JSONTapeEntry>
+    ) throws(JSONParseError) -> Bool {
         try index(text, maxDepth: maxDepth) { (base, capacity, depthLimit) throws(Stop) in
-            try build(base, text.count, capacity: capacity, maxDepth: depthLimit)
-        }
-    }
-
-    /// Validates `text` into `storage`, whose entries past the document's are left as they were
-    /// (`tape[0].next` is the document's count). Reuses the storage's memory when it is large
-    /// enough and not shared, so indexing one line after another allocates nothing.
-    static func index(_ text: UnsafeRawBufferPointer, maxDepth: Int, into storage: inout [JSONTapeEntry]) throws(JSONParseError) -> Bool {
-        try index(text, maxDepth: maxDepth) { (base, capacity, depthLimit) throws(Stop) in
-            // Grow to a power of two (a few reallocations over a run); give back what one long
-            // line took once a short one follows, so a worker keeps at most 1 MiB of tape.
-            let largest = 1 << 16
-            if storage.count < capacity || (storage.count > largest && capacity <= largest) {
-                let size = capacity <= largest ? Swift.max(256, 1 << (Int.bitWidth - (capacity - 1).leadingZeroBitCount)) : capacity
-                storage = [JSONTapeEntry](repeating: JSONTapeEntry(start: 0, end: 0, next: 0, aux: 0), count: size)
-            }
             var lone = false
-            try storage.withUnsafeMutableBufferPointer { (tape) throws(Stop) in
-                _ = try fill(base, text.count, tape: tape.baseAddress!, capacity: capacity, maxDepth: depthLimit, loneSurrogates: &lone)
-            }
+            _ = try fill(base, text.count, tape: tape(capacity), capacity: capacity, maxDepth: depthLimit, loneSurrogates: &lone)
             return lone
         }
     }
@@ -71,14 +56,6 @@ internal enum JSONParser {
                 throw JSONParseError(offset: offset, message: "more values open than a valid text of \(text.count) bytes can hold")
             }
         }
-    }
-
-    private static func build(_ p: UnsafeRawPointer, _ n: Int, capacity: Int, maxDepth: Int) throws(Stop) -> (tape: [JSONTapeEntry], loneSurrogates: Bool) {
-        var lone = false
-        let tape = try [JSONTapeEntry](unsafeUninitializedCapacity: capacity) { (tape, count) throws(Stop) in
-            count = try fill(p, n, tape: tape.baseAddress!, capacity: capacity, maxDepth: maxDepth, loneSurrogates: &lone)
-        }
-        return (tape, lone)
     }
 
     /// Parses the whole text into `tape`; returns the number of entries written.

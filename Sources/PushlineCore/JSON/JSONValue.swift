@@ -10,10 +10,12 @@ public struct JSONValue: Sendable {
         self.index = index
     }
 
-    private var entry: JSONTapeEntry { document.tape[index] }
+    private var entry: JSONTapeEntry { document.entry(index) }
 
     /// The byte that opens the value; it determines the kind.
-    private var firstByte: UInt8 { document.buffer[document.range.lowerBound &+ Int(entry.start)] }
+    private var firstByte: UInt8 {
+        document.withTextAndTape { all, base, tape in all[base &+ Int(tape[index].start)] }
+    }
 
     public var kind: JSONKind {
         switch firstByte {
@@ -29,15 +31,16 @@ public struct JSONValue: Sendable {
 
     /// The value's JSON text in `document.buffer` (for strings, including the quotes).
     public var byteRange: Range<Int> {
-        let e = entry
-        let base = document.range.lowerBound
-        return (base &+ Int(e.start))..<(base &+ Int(e.end))
+        document.withTextAndTape { _, base, tape in
+            let e = tape[index]
+            return (base &+ Int(e.start))..<(base &+ Int(e.end))
+        }
     }
 
     /// Calls `body` with the value's JSON text (for strings, including the quotes).
     public func withRawBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let range = byteRange
-        let result = document.buffer.withUnsafeBytes { all in
+        let result = document.withText { all, _ in
             Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: all[range])) }
         }
         return try result.get()
@@ -58,7 +61,7 @@ public struct JSONValue: Sendable {
         let escaped = entry.aux != 0
         let range = byteRange
         // The standard library's closures are not typed-throws yet, hence the Result.
-        let result = document.buffer.withUnsafeBytes { all -> Result<R, E> in
+        let result = document.withText { all, _ -> Result<R, E> in
             let content = UnsafeRawBufferPointer(rebasing: all[(range.lowerBound &+ 1)..<(range.upperBound &- 1)])
             guard escaped else { return Result { () throws(E) -> R in try body(content) } }
             return withUnsafeTemporaryAllocation(byteCount: content.count, alignment: 1) { scratch in
@@ -79,10 +82,9 @@ public struct JSONValue: Sendable {
     public func stringEquals(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard kind == .string else { return false }
         let e = entry
-        let start = document.range.lowerBound &+ Int(e.start) &+ 1
-        let end = document.range.lowerBound &+ Int(e.end) &- 1
-        return document.buffer.withUnsafeBytes { all in
-            Self.contentEquals(UnsafeRawBufferPointer(rebasing: all[start..<end]), escaped: e.aux != 0, bytes)
+        return document.withText { all, base in
+            let content = UnsafeRawBufferPointer(rebasing: all[(base &+ Int(e.start) &+ 1)..<(base &+ Int(e.end) &- 1)])
+            return Self.contentEquals(content, escaped: e.aux != 0, bytes)
         }
     }
 
@@ -164,7 +166,7 @@ public struct JSONValue: Sendable {
         let n = Int(entry.aux)
         let position = index < 0 ? n &+ index : index
         guard position >= 0 && position < n else { return nil }
-        return document.tape.withUnsafeBufferPointer { tape in
+        return document.withTape { tape in
             var k = self.index &+ 1
             for _ in 0..<position { k = Int(tape[k].next) }
             return JSONValue(document: document, index: k)
@@ -180,9 +182,7 @@ public struct JSONValue: Sendable {
     /// The object member whose unescaped name is `key` (the last duplicate wins); no allocation.
     public func member(utf8 key: UnsafeRawBufferPointer) -> JSONValue? {
         guard kind == .object else { return nil }
-        let base = document.range.lowerBound
-        let found: Int? = document.tape.withUnsafeBufferPointer { tape in
-            document.buffer.withUnsafeBytes { all in
+        let found: Int? = document.withTextAndTape { all, base, tape in
                 var found: Int? = nil
                 var k = index &+ 1
                 let end = Int(tape[index].next)
@@ -194,7 +194,6 @@ public struct JSONValue: Sendable {
                     k = Int(tape[k &+ 1].next)
                 }
                 return found
-            }
         }
         return found.map { JSONValue(document: document, index: $0) }
     }
@@ -232,7 +231,7 @@ public struct JSONValue: Sendable {
     /// Calls `body` with the tape index of each element (arrays) or member key (objects).
     private func forEachChild(_ body: (Int) -> Void) {
         let isObject = kind == .object
-        document.tape.withUnsafeBufferPointer { tape in
+        document.withTape { tape in
             var k = index &+ 1
             let end = Int(tape[index].next)
             while k < end {
@@ -247,9 +246,7 @@ public struct JSONValue: Sendable {
     /// Walks tape indices inside one buffer access and builds a `JSONValue` only for the result:
     /// templates call this for every lookup, so intermediate cursors (and their retains) add up.
     public func value(at path: JSONPath) -> JSONValue? {
-        let base = document.range.lowerBound
-        let found: Int? = document.tape.withUnsafeBufferPointer { tape in
-            document.buffer.withUnsafeBytes { all in
+        let found: Int? = document.withTextAndTape { all, base, tape in
                 var current = index
                 for component in path.components {
                     let first = all[base &+ Int(tape[current].start)]
@@ -281,7 +278,6 @@ public struct JSONValue: Sendable {
                     }
                 }
                 return current
-            }
         }
         return found.map { JSONValue(document: document, index: $0) }
     }

@@ -10,16 +10,16 @@ extension JSONWriter {
         let document = value.document
         let range = value.byteRange
         separator()
-        document.buffer.withUnsafeBytes { all in
-            guard document.hasLoneSurrogates else {
+        let lone = document.hasLoneSurrogates
+        document.withTextAndTape { all, base, tape in
+            guard lone else {
                 bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: all[range]))
                 return
             }
             // Tape entries of the value's subtree are in text order: copy the runs between the
             // flagged strings, re-encode those. A loop over the tape, no recursion.
-            let base = document.range.lowerBound
             var copied = range.lowerBound
-            document.tape.withUnsafeBufferPointer { tape in
+            do {
                 let end = Int(tape[value.index].next)
                 var k = value.index
                 while k < end {

@@ -9,10 +9,11 @@ public enum ReasonTally {
 
     /// Adds `count` under `reason`, or under `other` when `reason` is new and the tally is full.
     public static func add(_ count: Int, to reason: String, in tally: inout [String: Int]) {
-        if tally[reason] == nil, tally.count >= maxDistinct {
-            tally[overflowReason, default: 0] += count
-        } else {
+        // One lookup while the tally has room (every run but a hostile one).
+        if tally.count < maxDistinct || tally[reason] != nil {
             tally[reason, default: 0] += count
+        } else {
+            tally[overflowReason, default: 0] += count
         }
     }
 
