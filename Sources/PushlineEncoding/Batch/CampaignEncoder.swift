@@ -165,15 +165,15 @@ public struct CampaignEncoder: Sendable {
         let policy = campaign.onOversize
         switch programs[route.index] {
         case .apns(let route):
-            return try APNsEncoder.encode(route.plan, body: route.body, device: device, policy: policy, context: &context, into: &arena)
+            return try APNsEncoder.encode(route, device: device, policy: policy, context: &context, into: &arena)
         case .fcm(let route):
-            return try FCMEncoder.encode(route.plan, body: route.body, bodyPrefix: route.bodyPrefix, device: device, policy: policy, context: &context, into: &arena)
+            return try FCMEncoder.encode(route, device: device, policy: policy, context: &context, into: &arena)
         case .webPush(let route):
-            return try WebPushEncoder.encode(route.plan, body: route.body, device: device, policy: policy, context: &context, into: &arena)
+            return try WebPushEncoder.encode(route, device: device, policy: policy, context: &context, into: &arena)
         case .adm(let route):
-            return try ADMEncoder.encode(route.plan, body: route.body, device: device, policy: policy, context: &context, into: &arena)
+            return try ADMEncoder.encode(route, device: device, policy: policy, context: &context, into: &arena)
         case .webhook(let route):
-            return try WebhookEncoder.encode(route.plan, device: device, policy: policy, context: &context, into: &arena)
+            return try WebhookEncoder.encode(route, device: device, policy: policy, context: &context, into: &arena)
         }
     }
 

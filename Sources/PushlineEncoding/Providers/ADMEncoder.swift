@@ -3,8 +3,10 @@ import PushlineCore
 /// Encodes one ADM request: `POST https://api.amazon.com/messaging/registrations/<id>/messages`
 /// with `{"data": {...}, "consolidationKey": …, "expiresAfter": …}`.
 enum ADMEncoder {
+    /// `route`, not its plan and body: reading them through the reference copies nothing (passing
+    /// the plan struct copied it, a retain per field, for every device).
     static func encode(
-        _ plan: ADMPlan, body: PayloadProgram, device: RoutedDevice,
+        _ route: CampaignEncoder.Compiled<ADMPlan>, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> RequestParts {
         var parts = RequestParts()
@@ -20,18 +22,18 @@ enum ADMEncoder {
         w.writeKey("data" as StaticString)
         // ADM's 6 KB limit applies to the data map.
         parts.truncated = try PayloadFitting.write(
-            into: &w, context: &context, limit: plan.dataLimit, policy: policy, provider: .adm, size: { $0 }
+            into: &w, context: &context, limit: route.plan.dataLimit, policy: policy, provider: .adm, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
-            try body.write(into: &w, context: &context)
+            try route.body.write(into: &w, context: &context)
         }
-        if let key = plan.consolidationKey {
+        if let key = route.plan.consolidationKey {
             try key.renderRaw(record: context.record, into: &context.scratch)
             if !context.scratch.bytes.isEmpty {
                 w.writeKey("consolidationKey" as StaticString)
                 w.writeString(utf8: context.scratch.bytes)
             }
         }
-        if let expires = plan.expiresAfter {
+        if let expires = route.plan.expiresAfter {
             w.writeKey("expiresAfter" as StaticString)
             w.writeInt(expires)
         }

@@ -3,8 +3,10 @@ import PushlineCore
 /// Encodes one APNs request: `POST /3/device/<token>` with the apns-* headers and the payload.
 /// Writes the token, the per-request headers (`apns-collapse-id`) and the payload to the arena.
 enum APNsEncoder {
+    /// `route`, not its plan and body: reading them through the reference copies nothing (passing
+    /// the plan struct copied it, a retain per field, for every device).
     static func encode(
-        _ plan: APNsPlan, body: PayloadProgram, device: RoutedDevice,
+        _ route: CampaignEncoder.Compiled<APNsPlan>, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> RequestParts {
         var parts = RequestParts()
@@ -14,7 +16,7 @@ enum APNsEncoder {
         parts.target = try .checked(tokenStart, w.count)
 
         let headerStart = w.count
-        if let collapse = plan.collapseID {
+        if let collapse = route.plan.collapseID {
             try collapse.render(context: &context)
             if !context.scratch.bytes.isEmpty {
                 // Rendered and checked: at most 64 bytes.
@@ -26,9 +28,9 @@ enum APNsEncoder {
         w.resetSeparator()
         let bodyStart = w.count
         parts.truncated = try PayloadFitting.write(
-            into: &w, context: &context, limit: plan.payloadLimit, policy: policy, provider: .apns, size: { $0 }
+            into: &w, context: &context, limit: route.plan.payloadLimit, policy: policy, provider: .apns, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
-            try body.write(into: &w, context: &context)
+            try route.body.write(into: &w, context: &context)
         }
         parts.body = try .checked(bodyStart, w.count)
         return parts

@@ -7,19 +7,21 @@ enum FCMEncoder {
     static let messagePrefix = Array(#"{"message":"#.utf8)
     static let validateOnlyPrefix = Array(#"{"validate_only":true,"message":"#.utf8)
 
+    /// `route`, not its plan and body: reading them through the reference copies nothing (passing
+    /// the plan struct copied it, a retain per field, for every device).
     static func encode(
-        _ plan: FCMPlan, body: PayloadProgram, bodyPrefix: [UInt8], device: RoutedDevice,
+        _ route: CampaignEncoder.Compiled<FCMPlan>, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> RequestParts {
         var parts = RequestParts()
         let bodyStart = w.count
-        bodyPrefix.withUnsafeBytes { w.appendRaw($0) }
+        route.bodyPrefix.withUnsafeBytes { w.appendRaw($0) }
         w.resetSeparator()
         // FCM counts the message payload, not its target: the token member is subtracted.
         var tokenBytes = 0
         var token = 0..<0
         parts.truncated = try PayloadFitting.write(
-            into: &w, context: &context, limit: plan.payloadLimit, policy: policy, provider: .fcm,
+            into: &w, context: &context, limit: route.plan.payloadLimit, policy: policy, provider: .fcm,
             size: { $0 - tokenBytes }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
             w.beginObject()
@@ -34,7 +36,7 @@ enum FCMEncoder {
             w.appendRaw("\"")
             w.endRawValue()
             tokenBytes = w.count - tokenStart + 1   // and its comma
-            try body.write(into: &w, context: &context)
+            try route.body.write(into: &w, context: &context)
             w.endObject()
         }
         w.endObject()

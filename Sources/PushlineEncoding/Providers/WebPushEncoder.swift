@@ -5,8 +5,10 @@ import PushlineCore
 /// sender encrypts for the subscription (RFC 8291). The subscription's keys go in the header
 /// block (`webPushP256dh`, `webPushAuth`): the sender's encryption inputs, not headers.
 enum WebPushEncoder {
+    /// `route`, not its plan and body: reading them through the reference copies nothing (passing
+    /// the plan struct copied it, a retain per field, for every device).
     static func encode(
-        _ plan: WebPushPlan, body: PayloadProgram, device: RoutedDevice,
+        _ route: CampaignEncoder.Compiled<WebPushPlan>, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> RequestParts {
         var parts = RequestParts()
@@ -37,9 +39,9 @@ enum WebPushEncoder {
         w.resetSeparator()
         let bodyStart = w.count
         parts.truncated = try PayloadFitting.write(
-            into: &w, context: &context, limit: plan.plaintextLimit, policy: policy, provider: .webpush, size: { $0 }
+            into: &w, context: &context, limit: route.plan.plaintextLimit, policy: policy, provider: .webpush, size: { $0 }
         ) { (w: inout JSONWriter, context: inout EncodeContext) throws(EncodeFailure) in
-            try body.write(into: &w, context: &context)
+            try route.body.write(into: &w, context: &context)
         }
         parts.body = try .checked(bodyStart, w.count)
         return parts

@@ -5,8 +5,10 @@ import PushlineCore
 /// is the unescaped address (the body carries it as JSON). An `sms` body's `text` is followed by
 /// `"encoding"` and `"segments"`, counted on the text sent (after truncation).
 enum WebhookEncoder {
+    /// `route`, not its plan and body: reading them through the reference copies nothing (passing
+    /// the plan struct copied it, a retain per field, for every device).
     static func encode(
-        _ plan: WebhookPlan, device: RoutedDevice,
+        _ route: CampaignEncoder.Compiled<WebhookPlan>, device: RoutedDevice,
         policy: OversizePolicy, context: inout EncodeContext, into w: inout JSONWriter
     ) throws(EncodeFailure) -> RequestParts {
         var parts = RequestParts()
@@ -28,10 +30,10 @@ enum WebhookEncoder {
         let bodyStart = w.count
         w.beginObject()
         w.writeKey("channel" as StaticString)
-        w.writeString(plan.channel)
+        w.writeString(route.plan.channel)
         w.writeKey("to" as StaticString)
         RequestLine.writeRaw(device.address, into: &w)
-        for field in plan.fields {
+        for field in route.plan.fields {
             switch field {
             case .member(let member):
                 let keyMark = w.count
@@ -46,7 +48,7 @@ enum WebhookEncoder {
                 let size = limit.measure(text)
                 if size > limit.maximum {
                     guard policy == .truncate else {
-                        throw EncodeFailure(RejectReason("text_too_long", "\(value.field): rendered \(size) \(limit.unit), at most \(limit.maximum) allowed for \(plan.channel)"))
+                        throw EncodeFailure(RejectReason("text_too_long", "\(value.field): rendered \(size) \(limit.unit), at most \(limit.maximum) allowed for \(route.plan.channel)"))
                     }
                     text = limit.truncate(text)
                     parts.truncated = true
