@@ -182,6 +182,7 @@ struct AudienceRouterReuseTests {
             #"{"platform":"ios","token":"\#(AudienceRouterTests.apnsToken)"}"#, #"{"platform":"web","subscription":1}"#,
             #"{"platform":"android","token":"x y"}"#, #"{"platform":"android","provider":"adm","token":""}"#,
             #"{"platform":"web","provider":"fcm"}"#, #"{"platform":"mars","token":"t"}"#, #"{"platform":"ios","token":"short"}"#,
+            #"{"platform":"amazon","provider":7}"#, #"{"platform":"sms","provider":"webpush","address":"+1"}"#,
         ]
         let line = #"{"id":"c","devices":["# + devices.joined(separator: ",") + "]}"
         let document = try JSONDocument(parsing: line)
@@ -199,11 +200,13 @@ struct AudienceRouterReuseTests {
             // adm cannot reach android: counted under android's own provider.
             "skipped 3 android fcm", "skipped 4 web fcm",
             "rejected 5 - unknown_platform", "rejected 6 ios invalid_token",
+            // A provider that is not a string, or not one the platform allows: the platform's own.
+            "skipped 7 amazon adm", "skipped 8 sms webhook",
         ])
         // Every platform targeted: the same line rejects the bad tokens.
         _ = try AudienceRouter.route(document.root, into: &routes, targeting: .all).get()
         #expect(routes.filter { if case .notTargeted = $0 { true } else { false } }.isEmpty)
-        #expect(routes.filter { if case .rejected = $0 { true } else { false } }.count == 6)
+        #expect(routes.filter { if case .rejected = $0 { true } else { false } }.count == 8)
     }
 
     @Test func platformSetHoldsEachPlatformAsItsOwnBit() {

@@ -102,15 +102,13 @@ public enum AudienceRouter {
             return .rejected(index: index, platform: nil, .unknownPlatform(platformValue.stringValue ?? ""))
         }
         var provider = platform.defaultProvider
-        let namedProvider = device.member("provider")
+        let providerValue = device.member("provider")
         guard targets.contains(platform) else {
-            let named = namedProvider.flatMap { $0.kind == .string ? $0.withUnescapedString { Provider(utf8: $0) } ?? nil : nil }
-            return .notTargeted(index: index, platform: platform, provider: named.flatMap { platform.allows($0) ? $0 : nil } ?? provider)
+            let named = providerValue.flatMap(Self.provider(named:)).flatMap { platform.allows($0) ? $0 : nil }
+            return .notTargeted(index: index, platform: platform, provider: named ?? provider)
         }
-        if let providerValue = namedProvider {
-            guard providerValue.kind == .string,
-                  let named = providerValue.withUnescapedString({ Provider(utf8: $0) }) ?? nil
-            else {
+        if let providerValue {
+            guard let named = Self.provider(named: providerValue) else {
                 return .rejected(index: index, platform: platform, .invalidDevice(
                     "device \(index): unknown provider \(providerValue.stringValue.map { "'\($0)'" } ?? "value") (expected one of \(Provider.allCases.map(\.rawValue).joined(separator: ", ")))"))
             }
@@ -142,6 +140,12 @@ public enum AudienceRouter {
             return .rejected(index: index, platform: platform, .invalidToken("device \(index): \(problem)"))
         }
         return .routed(RoutedDevice(index: index, platform: platform, provider: provider, object: device, address: token))
+    }
+
+    /// The provider a `"provider"` value names: nil unless it is a string naming one.
+    private static func provider(named value: JSONValue) -> Provider? {
+        guard value.kind == .string else { return nil }
+        return value.withUnescapedString { Provider(utf8: $0) } ?? nil
     }
 
     static func routeSubscription(_ device: JSONValue, index: Int, platform: Platform) -> DeviceRoute {

@@ -21,17 +21,6 @@ internal enum JSONParser {
     static func index(
         _ text: UnsafeRawBufferPointer, maxDepth: Int, tape: (Int) -> UnsafeMutablePointer<JSONTapeEntry>
     ) throws(JSONParseError) -> Bool {
-        try index(text, maxDepth: maxDepth) { (base, capacity, depthLimit) throws(Stop) in
-            var lone = false
-            _ = try fill(base, text.count, tape: tape(capacity), capacity: capacity, maxDepth: depthLimit, loneSurrogates: &lone)
-            return lone
-        }
-    }
-
-    /// The estimate, the retry at the bound, and the errors, around one way of filling a tape.
-    private static func index<R>(
-        _ text: UnsafeRawBufferPointer, maxDepth: Int, _ build: (UnsafeRawPointer, Int, Int) throws(Stop) -> R
-    ) throws(JSONParseError) -> R {
         guard let base = text.baseAddress, !text.isEmpty else {
             throw JSONParseError(offset: 0, message: "empty text, expected a JSON value")
         }
@@ -41,12 +30,15 @@ internal enum JSONParser {
         let bound = text.count / 2 + 1
         let estimate = text.count <= 64 * 1024 ? bound : text.count / 6 + 16
         let depthLimit = max(0, maxDepth)
+        var lone = false
         do throws(Stop) {
             do throws(Stop) {
-                return try build(base, estimate, depthLimit)
+                _ = try fill(base, text.count, tape: tape(estimate), capacity: estimate, maxDepth: depthLimit, loneSurrogates: &lone)
             } catch .tapeFull(_) {
-                return try build(base, bound, depthLimit)
+                lone = false
+                _ = try fill(base, text.count, tape: tape(bound), capacity: bound, maxDepth: depthLimit, loneSurrogates: &lone)
             }
+            return lone
         } catch {
             switch error {
             case .invalid(let error): throw error

@@ -182,20 +182,29 @@ public struct JSONValue: Sendable {
     /// The object member whose unescaped name is `key` (the last duplicate wins); no allocation.
     public func member(utf8 key: UnsafeRawBufferPointer) -> JSONValue? {
         guard kind == .object else { return nil }
-        let found: Int? = document.withTextAndTape { all, base, tape in
-                var found: Int? = nil
-                var k = index &+ 1
-                let end = Int(tape[index].next)
-                while k < end {
-                    let name = tape[k]
-                    let content = UnsafeRawBufferPointer(
-                        rebasing: all[(base &+ Int(name.start) &+ 1)..<(base &+ Int(name.end) &- 1)])
-                    if Self.contentEquals(content, escaped: name.aux != 0, key) { found = k &+ 1 }
-                    k = Int(tape[k &+ 1].next)
-                }
-                return found
+        let found = document.withTextAndTape { all, base, tape in
+            Self.memberIndex(of: index, named: key, all, base, tape)
         }
         return found.map { JSONValue(document: document, index: $0) }
+    }
+
+    /// The tape index of the value of the member of object `object` named `key` (the last
+    /// duplicate wins); nil when there is none.
+    @inline(__always)
+    private static func memberIndex(
+        of object: Int, named key: UnsafeRawBufferPointer,
+        _ all: UnsafeRawBufferPointer, _ base: Int, _ tape: UnsafeBufferPointer<JSONTapeEntry>
+    ) -> Int? {
+        var found: Int? = nil
+        var k = object &+ 1
+        let end = Int(tape[object].next)
+        while k < end {
+            let name = tape[k]
+            let content = UnsafeRawBufferPointer(rebasing: all[(base &+ Int(name.start) &+ 1)..<(base &+ Int(name.end) &- 1)])
+            if contentEquals(content, escaped: name.aux != 0, key) { found = k &+ 1 }
+            k = Int(tape[k &+ 1].next)
+        }
+        return found
     }
 
     /// Array elements in order (empty for non-arrays).
@@ -247,37 +256,26 @@ public struct JSONValue: Sendable {
     /// templates call this for every lookup, so intermediate cursors (and their retains) add up.
     public func value(at path: JSONPath) -> JSONValue? {
         let found: Int? = document.withTextAndTape { all, base, tape in
-                var current = index
-                for component in path.components {
-                    let first = all[base &+ Int(tape[current].start)]
-                    switch component {
-                    case .key(let name):
-                        guard first == UInt8(ascii: "{") else { return nil }
-                        var hit: Int? = nil
-                        var k = current &+ 1
-                        let end = Int(tape[current].next)
-                        name.withUnsafeBytes { key in
-                            while k < end {
-                                let entry = tape[k]
-                                let content = UnsafeRawBufferPointer(
-                                    rebasing: all[(base &+ Int(entry.start) &+ 1)..<(base &+ Int(entry.end) &- 1)])
-                                if Self.contentEquals(content, escaped: entry.aux != 0, key) { hit = k &+ 1 }
-                                k = Int(tape[k &+ 1].next)
-                            }
-                        }
-                        guard let hit else { return nil }
-                        current = hit
-                    case .index(let position):
-                        guard first == UInt8(ascii: "[") else { return nil }
-                        let n = Int(tape[current].aux)
-                        let target = position < 0 ? n &+ position : position
-                        guard target >= 0 && target < n else { return nil }
-                        var k = current &+ 1
-                        for _ in 0..<target { k = Int(tape[k].next) }
-                        current = k
-                    }
+            var current = index
+            for component in path.components {
+                let first = all[base &+ Int(tape[current].start)]
+                switch component {
+                case .key(let name):
+                    guard first == UInt8(ascii: "{"),
+                          let hit = name.withUnsafeBytes({ Self.memberIndex(of: current, named: $0, all, base, tape) })
+                    else { return nil }
+                    current = hit
+                case .index(let position):
+                    guard first == UInt8(ascii: "[") else { return nil }
+                    let n = Int(tape[current].aux)
+                    let target = position < 0 ? n &+ position : position
+                    guard target >= 0 && target < n else { return nil }
+                    var k = current &+ 1
+                    for _ in 0..<target { k = Int(tape[k].next) }
+                    current = k
                 }
-                return current
+            }
+            return current
         }
         return found.map { JSONValue(document: document, index: $0) }
     }

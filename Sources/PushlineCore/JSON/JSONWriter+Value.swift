@@ -19,26 +19,24 @@ extension JSONWriter {
             // Tape entries of the value's subtree are in text order: copy the runs between the
             // flagged strings, re-encode those. A loop over the tape, no recursion.
             var copied = range.lowerBound
-            do {
-                let end = Int(tape[value.index].next)
-                var k = value.index
-                while k < end {
-                    let entry = tape[k]
-                    k &+= 1
-                    guard entry.aux & JSONTapeEntry.loneSurrogate != 0,
-                          all[base &+ Int(entry.start)] == UInt8(ascii: "\"") else { continue }
-                    let start = base &+ Int(entry.start)
-                    let stop = base &+ Int(entry.end)
-                    bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: all[copied..<start]))
-                    let content = UnsafeRawBufferPointer(rebasing: all[(start &+ 1)..<(stop &- 1)])
-                    bytes.append(UInt8(ascii: "\""))
-                    withUnsafeTemporaryAllocation(byteCount: content.count, alignment: 1) { scratch in
-                        let length = JSONStringDecoding.unescape(content, into: scratch)
-                        JSONEscaper.appendEscaped(UnsafeRawBufferPointer(rebasing: scratch[..<length]), to: &bytes)
-                    }
-                    bytes.append(UInt8(ascii: "\""))
-                    copied = stop
+            let end = Int(tape[value.index].next)
+            var k = value.index
+            while k < end {
+                let entry = tape[k]
+                k &+= 1
+                guard entry.aux & JSONTapeEntry.loneSurrogate != 0,
+                      all[base &+ Int(entry.start)] == UInt8(ascii: "\"") else { continue }
+                let start = base &+ Int(entry.start)
+                let stop = base &+ Int(entry.end)
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: all[copied..<start]))
+                let content = UnsafeRawBufferPointer(rebasing: all[(start &+ 1)..<(stop &- 1)])
+                bytes.append(UInt8(ascii: "\""))
+                withUnsafeTemporaryAllocation(byteCount: content.count, alignment: 1) { scratch in
+                    let length = JSONStringDecoding.unescape(content, into: scratch)
+                    JSONEscaper.appendEscaped(UnsafeRawBufferPointer(rebasing: scratch[..<length]), to: &bytes)
                 }
+                bytes.append(UInt8(ascii: "\""))
+                copied = stop
             }
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: all[copied..<range.upperBound]))
         }

@@ -115,14 +115,12 @@ public struct CampaignEncoder: Sendable {
                 batch.baseCounts.countDevice(provider: nil)
                 rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, into: &batch)
             case .notTargeted(_, let platform, let provider):
-                batch.baseCounts.countDevice(provider: provider)
-                batch.baseCounts.record(.skipped(.notTargeted(platform)), provider: provider)
+                batch.baseCounts.skipNotTargeted(platform, provider: provider)
             case .routed(let device):
                 let routeID = campaign.routes.route(for: device)
                 // An open channel is targeted by name: `open` in the set is any of them.
                 guard device.platform != .open || routeID != nil else {
-                    batch.baseCounts.countDevice(provider: device.provider)
-                    batch.baseCounts.record(.skipped(.notTargeted(device.platform)), provider: device.provider)
+                    batch.baseCounts.skipNotTargeted(device.platform, provider: device.provider)
                     continue
                 }
                 context.device = device.object
@@ -233,5 +231,13 @@ extension RejectReason {
             return RejectReason("no_route", "device \(device.index): \(device.platform.rawValue) through \(device.provider.rawValue) needs \(settings) in the pipeline")
         }
         return RejectReason("no_route", "device \(device.index): \(device.platform.rawValue) through \(device.provider.rawValue) cannot be encoded by this version")
+    }
+}
+
+extension RunCounts {
+    /// A device of a type the campaign does not address: counted, and skipped.
+    mutating func skipNotTargeted(_ platform: Platform, provider: Provider) {
+        countDevice(provider: provider)
+        record(.skipped(.notTargeted(platform)), provider: provider)
     }
 }

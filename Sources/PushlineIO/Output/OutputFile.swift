@@ -116,19 +116,25 @@ public struct OutputFile: ~Copyable {
         if let failure { throw failure }
         let before = bytesWritten
         if member.isEmpty && !lines.isEmpty {
-            var compressed: [UInt8] = []
-            do {
-                try GzipMember.compress(lines, level: level, into: &compressed)
-            } catch {
-                failure = .zlibFailure(path: path, status: error.status)
-                throw failure!
-            }
-            let appended = compressed.withUnsafeBytes { member in Result { () throws(OutputFileError) in try append(member) } }
-            try appended.get()
+            try appendMember(compressing: lines, level: level)
         } else {
             try append(member)
         }
         bytesWritten = before + lines.count
+    }
+
+    /// Compresses `lines` into one member here and appends it; a zlib that cannot start fails
+    /// the file with its status.
+    private mutating func appendMember(compressing lines: UnsafeRawBufferPointer, level: Int) throws(OutputFileError) {
+        var member: [UInt8] = []
+        do {
+            try GzipMember.compress(lines, level: level, into: &member)
+        } catch {
+            failure = .zlibFailure(path: path, status: error.status)
+            throw failure!
+        }
+        let appended = member.withUnsafeBytes { member in Result { () throws(OutputFileError) in try append(member) } }
+        try appended.get()
     }
 
     private mutating func append(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
@@ -196,15 +202,7 @@ public struct OutputFile: ~Copyable {
         if let failure { throw failure }
         if takesMembers && bytesOnDisk == 0 && buffered == 0 {
             // No member came: an empty one, so the file is valid gzip, as the streaming writer's is.
-            var empty: [UInt8] = []
-            do {
-                try GzipMember.compress(UnsafeRawBufferPointer(start: nil, count: 0), level: 6, into: &empty)
-            } catch {
-                failure = .zlibFailure(path: path, status: error.status)
-                throw failure!
-            }
-            let appended = empty.withUnsafeBytes { member in Result { () throws(OutputFileError) in try append(member) } }
-            try appended.get()
+            try appendMember(compressing: UnsafeRawBufferPointer(start: nil, count: 0), level: 6)
         }
         try flushBuffer()
         if let deflater {

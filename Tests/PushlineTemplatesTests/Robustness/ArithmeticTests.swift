@@ -30,6 +30,17 @@ import Testing
         #expect(Robust.liquid(#"{{ x | date: "%Y" }}"#, #"{"x":"99999999999999999999"}"#) == .rendered("99999999999999999999"))
     }
 
+    /// `now` is whatever instant the campaign was compiled with (`Campaign.compile(now:)` takes
+    /// any Int): at the extremes `'now' | date` is `invalid_value` like any other timestamp.
+    @Test func dateOfAnExtremeNowIsInvalidValue() {
+        for now in [Self.intMin, Self.intMax, 253_402_300_800, -62_167_219_201] {
+            for text in ["now", "today"] {
+                expectInvalid(Robust.liquid("{{ '\(text)' | date: '%Y' }}", options: TemplateOptions(now: now)), mentioning: "years 0 to 9999")
+            }
+        }
+        #expect(Robust.liquid("{{ 'now' | date: '%Y-%m-%d' }}", options: TemplateOptions(now: 253_402_300_799)) == .rendered("9999-12-31"))
+    }
+
     @Test func integerFiltersOverflowToInvalidValue() {
         expectInvalid(Robust.liquid("{{ x | divided_by: -1 }}", Robust.x(Self.intMin)), mentioning: "filter 'divided_by'")
         // Int.min modulo -1 is 0 in Ruby; Swift's % traps on it.
