@@ -238,10 +238,7 @@ final class TransferLoop: @unchecked Sendable {
         }
         let headers: CapturedHeaders
         if slot.anyHeaderCaptured {
-            headers = CapturedHeaders(
-                names: configuration.capturedHeaderNames,
-                values: slot.headerValues.map { $0.map { String(decoding: $0, as: UTF8.self) } }
-            )
+            headers = CapturedHeaders(names: configuration.capturedHeaderNames, values: slot.headerValues)
         } else {
             headers = .none(configuration.capturedHeaderNames)
         }

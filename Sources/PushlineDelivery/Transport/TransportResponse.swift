@@ -75,13 +75,26 @@ public enum TransportResult: Sendable, Equatable {
     case cancelled
 }
 
-/// Selected response header values, in the order of `capturedHeaderNames`.
+/// Selected response header values, in the order of `capturedHeaderNames`, as the bytes the
+/// server sent (a lane hands `apns-id` and `Retry-After` on as bytes; a `String` is made only
+/// when one is asked for).
 public struct CapturedHeaders: Sendable {
     let names: [String]
-    let values: [String?]
+    let values: [[UInt8]?]
+
+    init(names: [String], values: [[UInt8]?]) {
+        self.names = names
+        self.values = values
+    }
 
     /// The value of a captured header (case-insensitive name), nil when absent or not captured.
     public subscript(name: String) -> String? {
+        bytes(named: name).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The bytes of a captured header's value (case-insensitive name), nil when absent or not
+    /// captured.
+    public func bytes(named name: String) -> [UInt8]? {
         guard !values.isEmpty else { return nil }
         // Compared byte by byte, ASCII case folded: this runs for every completion (a lane looks
         // up `apns-id`, `x-amzn-requestid` and `retry-after`), and `lowercased()` allocates.

@@ -112,8 +112,9 @@ struct TransportHTTP1Tests {
 
 @Suite struct CapturedHeadersTests {
     @Test func namesMatchWhateverTheirCaseAndOnlyWhole() {
-        let headers = CapturedHeaders(names: ["apns-id", "Retry-After", "x-amzn-RequestId"], values: ["a", "7", nil])
+        let headers = CapturedHeaders(names: ["apns-id", "Retry-After", "x-amzn-RequestId"], values: [Array("a".utf8), Array("7".utf8), nil])
         #expect(headers["APNS-ID"] == "a")
+        #expect(headers.bytes(named: "Apns-Id") == [UInt8(ascii: "a")])
         #expect(headers["retry-after"] == "7")
         #expect(headers["x-amzn-requestid"] == nil)
         #expect(headers["apns-i"] == nil && headers["apns-idx"] == nil && headers["retry_after"] == nil)

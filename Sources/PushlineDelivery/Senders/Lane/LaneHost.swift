@@ -324,8 +324,8 @@ extension LaneStateMachine.Completion {
         self.init(
             slot: response.slot, result: response.result, status: response.status, body: response.body,
             bodyTruncatedAt: response.bodyTruncated ? response.body.count : nil,
-            messageID: (response.headers["apns-id"] ?? response.headers["x-amzn-requestid"]).map { Array($0.utf8) },
-            retryAfter: response.headers["retry-after"].map { Array($0.utf8) },
+            messageID: response.headers.bytes(named: "apns-id") ?? response.headers.bytes(named: "x-amzn-requestid"),
+            retryAfter: response.headers.bytes(named: "retry-after"),
             curlCode: response.curlCode, curlErrorDescription: response.problemDescription,
             mayHaveBeenDelivered: response.mayHaveBeenDelivered, wireSends: response.wireSends,
             provenUnprocessed: response.provenUnprocessed
