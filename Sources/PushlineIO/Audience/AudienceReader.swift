@@ -1,9 +1,9 @@
 /// Reads an audience file (NDJSON, plain or gzipped) as batches of lines, with bounded memory.
 ///
-/// **Blocking by design.** Every call does plain `read(2)`s and runs zlib on the calling thread,
+/// **Blocking by design.** Every call does plain `read(2)`s and inflates on the calling thread,
 /// so it must not run on Swift's cooperative pool: the runtime drives it from a dedicated thread
 /// and hands the batches to the async stages through a bounded queue. Create the reader on that
-/// thread; it is noncopyable (it owns the file descriptor and zlib state) and not `Sendable`.
+/// thread; it is noncopyable (it owns the file descriptor and inflater state) and not `Sendable`.
 ///
 /// Gzip is recognised by its magic bytes (`1f 8b`), not by the file name; all concatenated members
 /// are read (what `cat a.gz b.gz` and pigz produce). Memory stays at the two I/O buffers plus the
@@ -23,7 +23,7 @@ public struct AudienceReader: ~Copyable {
         public var maxLineBytes: Int
         /// Size of each `read(2)`.
         public var readBufferSize: Int
-        /// Size of the buffer zlib inflates into.
+        /// Size of the buffer gzip data is inflated into.
         public var inflateBufferSize: Int
 
         public init(
@@ -92,7 +92,7 @@ public struct AudienceReader: ~Copyable {
     public init(
         fileDescriptor fd: Int32, closesDescriptor: Bool, name: String, options: Options = Options()
     ) throws(AudienceReadError) {
-        // zlib counts in UInt32: larger buffers would trap when handed to it.
+        // The inflater counts in UInt32: larger buffers would trap when handed to it.
         precondition((2...(1 << 30)).contains(options.readBufferSize) && (1...(1 << 30)).contains(options.inflateBufferSize), "buffer sizes must be 2 bytes to 1 GiB")
         let input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: options.readBufferSize)
         // Enough bytes to see the gzip magic (a pipe may deliver them one read at a time).

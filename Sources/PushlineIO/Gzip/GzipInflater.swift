@@ -1,76 +1,101 @@
-import CZlib
+import CIsal
 
-/// Streams gzip data (RFC 1952) through zlib, across any number of concatenated members.
+/// Streams gzip data (RFC 1952) through ISA-L's inflater, across any number of concatenated
+/// members.
 ///
-/// `cat a.gz b.gz` and pigz both produce several members; a file is only whole when its last
-/// member ended, so after each `Z_STREAM_END` the stream is reset and inflating continues while
-/// input remains. Anything after a member that is not another gzip header is refused as corrupt
-/// rather than silently ignored. A class so the `z_stream` keeps a stable address (zlib's state
-/// points back to it).
+/// ISA-L rather than zlib: it inflates a generated audience in 0.88 s where zlib takes 1.5 s
+/// (1,000,000 customers, 575 MB), and the reader's thread shares the machine with the encoders.
+/// Each member's header is read by `GzipMemberHeader`, its deflate data and trailer by ISA-L
+/// (which checks the CRC-32 and length). `cat a.gz b.gz` and pigz both produce several members;
+/// a file is only whole when its last member ended, so after each member the next header is read
+/// while input remains. Anything after a member that is not another gzip header is refused as
+/// corrupt rather than silently ignored.
 final class GzipInflater {
     struct Failure: Error {
+        /// ISA-L's status (negative: the data is not valid gzip).
         var status: Int32
-        /// zlib's explanation, such as "invalid distance too far back" or "incorrect data check".
+        /// What is wrong, such as "invalid distance too far back" or "incorrect data check".
         var message: String
-        /// Input bytes zlib had not consumed when it stopped (locates the fault in the file).
+        /// Input bytes not consumed when inflating stopped (locates the fault in the file).
         var unconsumedInput: Int
-        var isDataError: Bool { status == Z_DATA_ERROR || status == Z_NEED_DICT }
+        var isDataError: Bool { status < 0 }
     }
 
-    private let stream: UnsafeMutablePointer<z_stream>
+    private let state: UnsafeMutablePointer<cisal_inflater>
     /// True between members: the last one ended and the next has not started.
     private(set) var atMemberBoundary = false
+    /// The header being read; nil once the member's deflate data started.
+    private var header: GzipMemberHeader? = GzipMemberHeader()
 
     init() throws(Failure) {
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        // 31 = 15-bit window + gzip wrapper only: we already know from the magic bytes it is gzip.
-        let status = czlib_inflate_init2(stream, 31)
-        guard status == Z_OK else {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-            throw Failure(status: status, message: "inflateInit2 failed", unconsumedInput: 0)
+        guard let state = cisal_inflater_create() else {
+            throw Failure(status: 0, message: "out of memory for the inflater", unconsumedInput: 0)
         }
+        self.state = state
     }
 
-    deinit {
-        inflateEnd(stream)
-        stream.deinitialize(count: 1)
-        stream.deallocate()
-    }
+    deinit { cisal_inflater_destroy(state) }
 
-    /// Inflates from `input` into `output` until one of them is used up or zlib fails. A failure
-    /// comes with the progress made before it, so output that was already good is not lost.
+    /// Inflates from `input` into `output` until one of them is used up or the data is bad. A
+    /// failure comes with the progress made before it, so output that was already good is not
+    /// lost.
     func inflate(
         _ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>
     ) -> (consumed: Int, produced: Int, failure: Failure?) {
-        guard !input.isEmpty, !output.isEmpty else { return (0, 0, nil) }
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-        stream.pointee.avail_in = UInt32(input.count)
-        stream.pointee.next_out = output.baseAddress
-        stream.pointee.avail_out = UInt32(output.count)
-        defer {
-            stream.pointee.next_in = nil
-            stream.pointee.next_out = nil
+        guard let inputBase = input.baseAddress, let outputBase = output.baseAddress, !input.isEmpty, !output.isEmpty else {
+            return (0, 0, nil)
         }
-        var failure: Failure?
-        while stream.pointee.avail_in > 0, stream.pointee.avail_out > 0 {
+        // The reader's buffers are at most 1 GiB (AudienceReader's precondition): UInt32 fits.
+        var consumed = 0, produced = 0
+        while consumed < input.count, produced < output.count {
             if atMemberBoundary {
-                inflateReset(stream)
+                cisal_inflater_reset(state)
                 atMemberBoundary = false
+                header = GzipMemberHeader()
             }
-            let status = CZlib.inflate(stream, Z_NO_FLUSH)
-            switch status {
-            case Z_OK:
-                continue
-            case Z_STREAM_END:
+            if header != nil {
+                let (step, used) = header!.read(UnsafeBufferPointer(rebasing: input[consumed...]))
+                consumed += used
+                switch step {
+                case .needMore:
+                    continue
+                case .complete:
+                    header = nil
+                case .invalid(let message):
+                    return (consumed, produced, Failure(status: ISAL_INVALID_WRAPPER, message: message, unconsumedInput: input.count - consumed))
+                }
+                if consumed == input.count { break }
+            }
+            var used: UInt32 = 0, made: UInt32 = 0, ended: Int32 = 0
+            let status = cisal_inflate(
+                state, inputBase + consumed, UInt32(input.count - consumed), outputBase + produced,
+                UInt32(output.count - produced), &used, &made, &ended)
+            consumed += Int(used)
+            produced += Int(made)
+            if status < 0 {
+                return (consumed, produced, Failure(status: status, message: Self.message(status), unconsumedInput: input.count - consumed))
+            }
+            if ended != 0 {
                 atMemberBoundary = true
-            default:
-                let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
-                failure = Failure(status: status, message: message, unconsumedInput: Int(stream.pointee.avail_in))
+            } else if used == 0, made == 0 {
+                // Nothing moved, yet neither side is used up: not a state ISA-L should reach.
+                // Stopping is safe: the caller reads more, or reports a truncated file.
+                break
             }
-            if failure != nil { break }
         }
-        return (input.count - Int(stream.pointee.avail_in), output.count - Int(stream.pointee.avail_out), failure)
+        return (consumed, produced, nil)
+    }
+
+    /// Words for ISA-L's statuses, as zlib words the same faults.
+    private static func message(_ status: Int32) -> String {
+        switch status {
+        case ISAL_INVALID_BLOCK: "invalid block"
+        case ISAL_INVALID_SYMBOL: "invalid code"
+        case ISAL_INVALID_LOOKBACK: "invalid distance too far back"
+        case ISAL_INVALID_WRAPPER: "incorrect header check"
+        case ISAL_UNSUPPORTED_METHOD: "unknown compression method"
+        case ISAL_INCORRECT_CHECKSUM: "incorrect data check"
+        default: "inflate status \(status)"
+        }
     }
 }

@@ -66,6 +66,88 @@ struct GzipAudienceTests {
         }
     }
 
+    /// A member whose header carries every optional field (FEXTRA, FNAME, FCOMMENT and a header
+    /// CRC), as few tools write but RFC 1952 allows, read whole and two bytes at a time; gzip
+    /// reads it too, and refuses it once the header CRC is wrong, as we do.
+    @Test func readsAHeaderWithEveryOptionalField() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(Records.file(lines: 300), to: "plain")
+        let bare = directory.file("bare.gz")
+        try Shell.require("gzip -n -c \(Shell.quoted(plain)) > \(Shell.quoted(bare))")
+        let member = try [UInt8](Data(contentsOf: URL(fileURLWithPath: bare)))
+        try #require(member.count > 18 && member[3] == 0, "gzip -n writes a bare 10-byte header")
+        var header: [UInt8] = [0x1F, 0x8B, 0x08, 0x1E, 0, 0, 0, 0, 0, 3]  // FHCRC|FEXTRA|FNAME|FCOMMENT
+        header += [6, 0, UInt8(ascii: "P"), UInt8(ascii: "L"), 2, 0, 0xAA, 0xBB]  // XLEN, one subfield
+        header += Array("audience.ndjson".utf8) + [0] + Array("nightly campaign".utf8) + [0]
+        let headerCRC = GzipTestCRC.crc32(header) & 0xFFFF
+        let whole = header + [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8)] + member[10...]
+        let path = try directory.write(whole, to: "fields.gz")
+        try #require(try Shell.run("gzip -t \(Shell.quoted(path)) 2>/dev/null") == 0, "gzip reads the header")
+        for readBufferSize in [256 << 10, 2] {
+            let result = try readAll(path: path, options: .init(readBufferSize: readBufferSize, inflateBufferSize: 7))
+            #expect(result.error == nil)
+            #expect(result.numbers == Array(1...300))
+            #expect(result.texts == (1...300).map(Records.line))
+        }
+
+        var badCRC = whole
+        badCRC[header.count] ^= 0x01
+        let badPath = try directory.write(badCRC, to: "bad-header-crc.gz")
+        try #require(try Shell.run("gzip -t \(Shell.quoted(badPath)) 2>/dev/null") != 0, "gzip refuses a wrong header CRC")
+        let refused = try readAll(path: badPath)
+        #expect(refused.lines.isEmpty)
+        #expect(refused.error?.code == .corruptGzip)
+    }
+
+    /// Damaged copies of one file (a flipped byte anywhere or in the header or trailer, a cut,
+    /// junk appended), each judged by the system gzip as well: the reader fails exactly when gzip
+    /// does, and when both accept, the lines are the original ones. Never a trap.
+    @Test func failsExactlyWhenGzipDoes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let plain = try directory.write(Records.file(lines: 2000), to: "plain")
+        let whole = directory.file("whole.gz")
+        try Shell.require("gzip -c \(Shell.quoted(plain)) > \(Shell.quoted(whole))")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)))
+        var generator = SplitMix(seed: 12)
+        var copies: [(name: String, bytes: [UInt8])] = []
+        for index in 0..<90 {
+            var copy = bytes
+            // A third of the flips land in the header (method, flags, the name "plain") or the
+            // trailer (CRC-32, length), which a random position rarely hits. Not in the magic
+            // bytes: without them the file is plain text by design, and its lines are rejected
+            // as JSON later.
+            let region = index >= 60 ? (index % 2 == 0 ? 2..<16 : (copy.count - 8)..<copy.count) : 2..<copy.count
+            let position = region.lowerBound + Int(generator.next() % UInt64(region.count))
+            switch index >= 60 ? 0 : index % 3 {
+            case 0: copy[position] ^= UInt8(1 + generator.next() % 255)
+            case 1: copy.removeSubrange(position...)
+            default: copy += (0..<(1 + Int(generator.next() % 12))).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            }
+            copies.append(("copy-\(index)", copy))
+        }
+        var disagreements: [String] = []
+        for copy in copies {
+            let path = try directory.write(copy.bytes, to: copy.name + ".gz")
+            // 0: fine; 2: a warning, such as trailing zeros ignored, which we refuse: skip those.
+            let gzipStatus = try Shell.run("gzip -t \(Shell.quoted(path)) 2>/dev/null")
+            guard gzipStatus != 2 else { continue }
+            for readBufferSize in [256 << 10, 3] {
+                let result = try readAll(path: path, options: .init(readBufferSize: readBufferSize))
+                let accepted = result.error == nil
+                if accepted != (gzipStatus == 0) {
+                    disagreements.append("\(copy.name) read \(readBufferSize): gzip \(gzipStatus), ours \(result.error?.description ?? "accepted")")
+                }
+                if accepted {
+                    #expect(result.numbers == Array(1...2000))
+                    #expect(result.texts == (1...2000).map(Records.line))
+                }
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements)")
+    }
+
     /// A file cut in the middle: every complete line before the cut comes back, exactly, then the error.
     @Test func truncatedFileReturnsCompleteLinesThenFails() throws {
         let directory = try TemporaryDirectory()
@@ -219,4 +301,29 @@ struct GzipAudienceTests {
 
 func fileSize(_ path: String) throws -> Int {
     try (FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? -1
+}
+
+/// CRC-32 (the gzip polynomial), for building headers in tests without a second inflater.
+enum GzipTestCRC {
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so damaged copies are the same on every run.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
