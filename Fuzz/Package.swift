@@ -30,6 +30,11 @@ let package = Package(
             .product(name: "PushlineEncoding", package: "pushline"),
             .product(name: "PushlineRuntime", package: "pushline"),
         ]),
+        // zlib, for audience-gzip's second opinion.
+        .target(name: "FuzzZlib", linkerSettings: [.linkedLibrary("z")]),
+        .executableTarget(name: "FuzzAudienceGzip", dependencies: [
+            "FuzzSupport", "FuzzZlib", .product(name: "PushlineIO", package: "pushline"),
+        ]),
         .executableTarget(name: "FuzzLiquid", dependencies: [
             "FuzzSupport",
             .product(name: "PushlineCore", package: "pushline"),
