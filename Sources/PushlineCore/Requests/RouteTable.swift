@@ -156,4 +156,13 @@ public struct RouteTable: Sendable {
     public var providers: [Provider] {
         Provider.allCases.filter(reaches)
     }
+
+    /// Whether `other` lists the same routes under the same ids (platform, provider, method, URL
+    /// and constant headers): what a worker's recompiled campaign must keep.
+    public func hasSameRoutes(as other: RouteTable) -> Bool {
+        routes.count == other.routes.count && zip(routes, other.routes).allSatisfy { a, b in
+            a.id == b.id && a.platform == b.platform && a.provider == b.provider && a.method == b.method
+                && a.constantHeaderLines == b.constantHeaderLines && a.url == b.url
+        }
+    }
 }

@@ -51,6 +51,18 @@ public struct CampaignEncoder: Sendable {
         }
     }
 
+    /// An encoder for another worker: the same campaign with routes compiled again, so workers
+    /// share no reference-counted object on the hot path (`Campaign.recompiledRoutes`); this
+    /// encoder itself when that is not possible.
+    public func forAnotherWorker() -> CampaignEncoder {
+        guard let routes = campaign.recompiledRoutes() else { return self }
+        var copy = campaign
+        copy.routes = routes
+        var encoder = CampaignEncoder(campaign: copy)
+        encoder.maxJSONDepth = maxJSONDepth
+        return encoder
+    }
+
     /// The campaign's routes, for sinks and senders.
     public var routes: RouteTable { campaign.routes.table }
 

@@ -21,7 +21,9 @@ public enum EncodeStage {
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<max(1, workers) {
+            for worker in 0..<max(1, workers) {
+                // Each worker its own compiled copy: see `CampaignEncoder.forAnotherWorker`.
+                let encoder = worker == 0 ? encoder : encoder.forAnotherWorker()
                 group.addTask {
                     var context = encoder.makeContext()
                     var digests: [UInt64] = []

@@ -10,6 +10,13 @@ public protocol LineEncoding: Sendable {
     func makeContext() -> Context
     func rejectOversizeLine(_ number: Int, length: Int, into batch: inout EncodedBatch)
     func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch, context: inout Context) throws
+    /// The encoder a second (third…) worker uses: equal in output, sharing as little storage
+    /// with this one as it can.
+    func forAnotherWorker() -> Self
+}
+
+extension LineEncoding {
+    public func forAnotherWorker() -> Self { self }
 }
 
 extension CampaignEncoder: LineEncoding {}
