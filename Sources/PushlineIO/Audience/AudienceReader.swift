@@ -200,6 +200,11 @@ public struct AudienceReader: ~Copyable {
                 throw .truncatedGzip(path: path, offset: bytesRead)
             }
             let step = inflater.inflate(UnsafeBufferPointer(rebasing: input[unconsumedInput]), into: inflated)
+            // This loop hands the unconsumed bytes over again: a step that took none, made none
+            // and named no fault would turn forever.
+            guard step.consumed > 0 || step.produced > 0 || step.failure != nil else {
+                throw .corruptGzip(path: path, offset: bytesRead - unconsumedInput.count, zlibMessage: "the inflater made no progress")
+            }
             unconsumedInput = (unconsumedInput.lowerBound + step.consumed)..<unconsumedInput.upperBound
             if let failure = step.failure {
                 let offset = bytesRead - failure.unconsumedInput

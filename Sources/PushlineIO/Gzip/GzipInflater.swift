@@ -78,9 +78,9 @@ final class GzipInflater {
             if ended != 0 {
                 atMemberBoundary = true
             } else if used == 0, made == 0 {
-                // Nothing moved, yet neither side is used up: not a state ISA-L should reach.
-                // Stopping is safe: the caller reads more, or reports a truncated file.
-                break
+                // Nothing moved, yet neither side is used up: not a state ISA-L should reach. A
+                // failure, not a pause: the caller would hand over the same bytes again forever.
+                return (consumed, produced, Failure(status: ISAL_INVALID_BLOCK, message: "the inflater made no progress", unconsumedInput: input.count - consumed))
             }
         }
         return (consumed, produced, nil)
