@@ -1,4 +1,5 @@
 import Foundation
+import PushlineCore
 import PushlineIO
 import Testing
 
@@ -110,7 +111,7 @@ struct GzipAudienceTests {
         let whole = directory.file("whole.gz")
         try Shell.require("gzip -c \(Shell.quoted(plain)) > \(Shell.quoted(whole))")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)))
-        var generator = SplitMix(seed: 12)
+        var generator = SplitMix64(seed: 12)
         var copies: [(name: String, bytes: [UInt8])] = []
         for index in 0..<90 {
             var copy = bytes
@@ -312,18 +313,5 @@ enum GzipTestCRC {
             for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
         }
         return ~crc
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so damaged copies are the same on every run.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
