@@ -28,17 +28,19 @@ static inline void cisal_inflater_reset(cisal_inflater *state) {
 }
 
 /// Inflates from `input` into `output`; returns ISA-L's status (negative: bad data) and says how
-/// much was consumed and produced, and whether the member ended (its trailer checked).
+/// much input is left unread, how much output was produced, and whether the member ended (its
+/// trailer checked). `unread` is ISA-L's own count, unchecked: after some bad data it exceeds
+/// `input_count` (it wrapped below zero), so the caller checks it before subtracting.
 static inline int cisal_inflate(
     cisal_inflater *state, const uint8_t *input, uint32_t input_count, uint8_t *output,
-    uint32_t output_count, uint32_t *consumed, uint32_t *produced, int *member_ended
+    uint32_t output_count, uint32_t *unread, uint32_t *produced, int *member_ended
 ) {
     state->next_in = (uint8_t *)input;
     state->avail_in = input_count;
     state->next_out = output;
     state->avail_out = output_count;
     int status = isal_inflate(state);
-    *consumed = input_count - state->avail_in;
+    *unread = state->avail_in;
     *produced = output_count - state->avail_out;
     *member_ended = state->block_state == ISAL_BLOCK_FINISH;
     state->next_in = NULL;

@@ -66,18 +66,29 @@ final class GzipInflater {
                 }
                 if consumed == input.count { break }
             }
-            var used: UInt32 = 0, made: UInt32 = 0, ended: Int32 = 0
+            let offered = input.count - consumed
+            var unread: UInt32 = 0, made: UInt32 = 0, ended: Int32 = 0
             let status = cisal_inflate(
-                state, inputBase + consumed, UInt32(input.count - consumed), outputBase + produced,
-                UInt32(output.count - produced), &used, &made, &ended)
-            consumed += Int(used)
+                state, inputBase + consumed, UInt32(offered), outputBase + produced,
+                UInt32(output.count - produced), &unread, &made, &ended)
+            // ISA-L's counts are not to be trusted blindly: on some bad data it leaves the unread
+            // count past what it was given (0xFFFFFFFF: a fuzz finding), and a consumed count
+            // derived from it would be negative. Such a step consumed nothing we can name.
+            guard Int(made) <= output.count - produced else {
+                return (consumed, produced, Failure(status: min(status, ISAL_INVALID_BLOCK), message: "the inflater lost count of its output", unconsumedInput: offered))
+            }
             produced += Int(made)
+            guard Int(unread) <= offered else {
+                let message = status < 0 ? Self.message(status) : "the inflater lost count of its input"
+                return (consumed, produced, Failure(status: min(status, ISAL_INVALID_BLOCK), message: message, unconsumedInput: offered))
+            }
+            consumed += offered - Int(unread)
             if status < 0 {
                 return (consumed, produced, Failure(status: status, message: Self.message(status), unconsumedInput: input.count - consumed))
             }
             if ended != 0 {
                 atMemberBoundary = true
-            } else if used == 0, made == 0 {
+            } else if Int(unread) == offered, made == 0 {
                 // Nothing moved, yet neither side is used up: not a state ISA-L should reach. A
                 // failure, not a pause: the caller would hand over the same bytes again forever.
                 return (consumed, produced, Failure(status: ISAL_INVALID_BLOCK, message: "the inflater made no progress", unconsumedInput: input.count - consumed))

@@ -67,6 +67,44 @@ struct GzipAudienceTests {
         }
     }
 
+    /// Concatenated members (one of them empty) read with every small read size and output
+    /// buffer: each split of a header, a trailer or the junk or cut member after the last is read
+    /// the same way.
+    @Test func readsConcatenatedMembersWhateverTheSplits() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        var whole: [UInt8] = []
+        var expected: [Int] = []
+        for (index, lines) in [3, 0, 1, 4].enumerated() {
+            let first = expected.count + 1
+            let plain = try directory.write(Records.file(lines: lines, firstNumber: first), to: "part\(index)")
+            try Shell.require("gzip -n \(Shell.quoted(plain))")
+            whole += try [UInt8](Data(contentsOf: URL(fileURLWithPath: plain + ".gz")))
+            expected += lines == 0 ? [] : Array(first..<(first + lines))
+        }
+        let path = try directory.write(whole, to: "members.gz")
+        let junkPath = try directory.write(whole + Array("junk".utf8), to: "junk.gz")
+        let cutPath = try directory.write(whole + [0x1F, 0x8B, 0x08], to: "cut.gz")
+        for readBufferSize in 2...17 {
+            for inflateBufferSize in [1, 2, 3, 5, 8, 64] {
+                let options = AudienceReader.Options(maxBatchLines: 3, readBufferSize: readBufferSize, inflateBufferSize: inflateBufferSize)
+                let result = try readAll(path: path, options: options)
+                #expect(result.error == nil, "read \(readBufferSize), inflate \(inflateBufferSize)")
+                #expect(result.numbers == expected, "read \(readBufferSize), inflate \(inflateBufferSize)")
+                #expect(result.texts == expected.map(Records.line))
+
+                let junk = try readAll(path: junkPath, options: options)
+                #expect(junk.numbers == expected)
+                #expect(junk.error?.code == .corruptGzip, "read \(readBufferSize), inflate \(inflateBufferSize)")
+                #expect(junk.error?.compressedOffset.map { $0 >= whole.count && $0 <= whole.count + 4 } == true)
+
+                let cut = try readAll(path: cutPath, options: options)
+                #expect(cut.numbers == expected)
+                #expect(cut.error?.code == .truncatedGzip, "read \(readBufferSize), inflate \(inflateBufferSize)")
+            }
+        }
+    }
+
     /// A member whose header carries every optional field (FEXTRA, FNAME, FCOMMENT and a header
     /// CRC), as few tools write but RFC 1952 allows, read whole and two bytes at a time; gzip
     /// reads it too, and refuses it once the header CRC is wrong, as we do.
@@ -191,6 +229,25 @@ struct GzipAudienceTests {
         #expect(offset >= 0 && offset <= bytes.count)
         #expect(result.lines.count < 50_000)
         #expect(result.numbers == Array(1..<(result.lines.count + 1)))
+    }
+
+    /// Bad deflate data on which ISA-L 2.30 leaves its count of unread input at 0xFFFFFFFF (it
+    /// went below zero): a fuzz finding that trapped the reader, which took the count as given.
+    /// Now the step is a corrupt-data failure, as gzip judges the file.
+    @Test func badDataThatUnderflowsISALsInputCountIsCorrupt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let bytes: [UInt8] = [
+            0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0xFA, 0x08, 0x00, 0x00, 0x02, 0xFF, 0x85, 0x8F, 0xCD, 0x8E,
+            0x00, 0x00, 0x9B, 0x30, 0x14, 0x85, 0xF7, 0x7D, 0x8A, 0x00,
+        ]
+        let path = try directory.write(bytes, to: "underflow.gz")
+        try #require(try Shell.run("gzip -t \(Shell.quoted(path)) 2>/dev/null") != 0, "gzip refuses the file")
+        for (readBufferSize, inflateBufferSize) in [(64 << 10, 5), (2, 1), (256 << 10, 1 << 20)] {
+            let result = try readAll(path: path, options: .init(readBufferSize: readBufferSize, inflateBufferSize: inflateBufferSize))
+            #expect(result.lines.isEmpty)
+            #expect(result.error?.code == .corruptGzip)
+        }
     }
 
     /// Bytes after the last member that are not another member are refused, not ignored.
