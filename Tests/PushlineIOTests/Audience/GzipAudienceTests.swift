@@ -132,11 +132,7 @@ struct GzipAudienceTests {
 
         var badCRC = whole
         badCRC[header.count] ^= 0x01
-        let badPath = try directory.write(badCRC, to: "bad-header-crc.gz")
-        try #require(try Shell.run("gzip -t \(Shell.quoted(badPath)) 2>/dev/null") != 0, "gzip refuses a wrong header CRC")
-        let refused = try readAll(path: badPath)
-        #expect(refused.lines.isEmpty)
-        #expect(refused.error?.code == .corruptGzip)
+        try expectCorruptAsGzipSays(try directory.write(badCRC, to: "bad-header-crc.gz"))
     }
 
     /// Damaged copies of one file (a flipped byte anywhere or in the header or trailer, a cut,
@@ -242,12 +238,17 @@ struct GzipAudienceTests {
             0x00, 0x00, 0x9B, 0x30, 0x14, 0x85, 0xF7, 0x7D, 0x8A, 0x00,
         ]
         let path = try directory.write(bytes, to: "underflow.gz")
-        try #require(try Shell.run("gzip -t \(Shell.quoted(path)) 2>/dev/null") != 0, "gzip refuses the file")
         for (readBufferSize, inflateBufferSize) in [(64 << 10, 5), (2, 1), (256 << 10, 1 << 20)] {
-            let result = try readAll(path: path, options: .init(readBufferSize: readBufferSize, inflateBufferSize: inflateBufferSize))
-            #expect(result.lines.isEmpty)
-            #expect(result.error?.code == .corruptGzip)
+            try expectCorruptAsGzipSays(path, options: .init(readBufferSize: readBufferSize, inflateBufferSize: inflateBufferSize))
         }
+    }
+
+    /// A file `gzip -t` refuses gives no line and a corrupt-gzip error.
+    private func expectCorruptAsGzipSays(_ path: String, options: AudienceReader.Options = .init(), sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try #require(try Shell.run("gzip -t \(Shell.quoted(path)) 2>/dev/null") != 0, "gzip refuses the file", sourceLocation: sourceLocation)
+        let result = try readAll(path: path, options: options)
+        #expect(result.lines.isEmpty, sourceLocation: sourceLocation)
+        #expect(result.error?.code == .corruptGzip, sourceLocation: sourceLocation)
     }
 
     /// Bytes after the last member that are not another member are refused, not ignored.
