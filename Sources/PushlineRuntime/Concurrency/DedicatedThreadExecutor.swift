@@ -18,8 +18,12 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, Sendab
 
     public init(name: String) {
         self.name = name
-        let thread = Thread { [self] in self.runLoop() }
-        thread.name = name
+        let thread = Thread { [self] in
+            // Named from inside: on Linux, Foundation gives the OS thread (what `top -H`, `perf`
+            // and /proc show) the name only when the thread sets it on itself.
+            Thread.current.name = name
+            self.runLoop()
+        }
         thread.start()
     }
 
