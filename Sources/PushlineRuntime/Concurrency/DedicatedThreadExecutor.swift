@@ -19,8 +19,9 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, Sendab
     public init(name: String) {
         self.name = name
         let thread = Thread { [self] in
-            // Named from inside: on Linux, Foundation gives the OS thread (what `top -H`, `perf`
-            // and /proc show) the name only when the thread sets it on itself.
+            // Named from inside: an OS thread starts with its creator's name (a dispatch
+            // worker's, "oot.default-qos"), and Foundation on Linux renames it (what `top -H`,
+            // `perf` and /proc show) only when the thread sets its own name.
             Thread.current.name = name
             self.runLoop()
         }
