@@ -69,9 +69,7 @@ public final class TokenDedupe: Sendable {
         var duplicates: [Int] = []
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             for digest in earlier { _ = state.set.insert(digest) }
-            for (i, digest) in digests.enumerated() where !state.set.insert(digest) {
-                duplicates.append(i)
-            }
+            state.set.insert(batch: digests) { duplicates.append($0) }
             state.skipped += duplicates.count
             state.nextSequence = sequence + 1
             return state.waiters.removeValue(forKey: sequence + 1)

@@ -10,6 +10,8 @@ public struct TokenDigestSet: Sendable {
     private var slots: [UInt64]
     private var mask: Int
     private var hasZero = false
+    /// Written only so the compiler keeps `insert(batch:)`'s first pass; read by nothing.
+    private var hasTouchedOne = false
     public private(set) var count = 0
     public private(set) var isSaturated = false
     /// 2³¹ slots (16 GiB): about 1.6 billion distinct tokens.
@@ -56,6 +58,21 @@ public struct TokenDigestSet: Sendable {
             if slot == digest { return false }
             i = (i + 1) & mask
         }
+    }
+
+    /// Inserts a batch's digests in order; `isDuplicate(i)` is called for each one that was
+    /// already there. What `insert` does one by one, faster for a batch: a first pass reads the
+    /// home slot of every digest, loads that do not depend on each other, so the processor
+    /// overlaps their cache misses (a large table is mostly misses); the inserts then find
+    /// those slots in cache instead of waiting for each miss in turn.
+    public mutating func insert(batch digests: [UInt64], isDuplicate: (Int) -> Void) {
+        var touched: UInt64 = 0
+        slots.withUnsafeBufferPointer { slots in
+            for digest in digests { touched |= slots[Self.home(digest, mask)] }
+        }
+        // Keeps the first pass's loads: their result is used, though it decides nothing.
+        if touched == 1 { hasTouchedOne = true }
+        for (i, digest) in digests.enumerated() where !insert(digest) { isDuplicate(i) }
     }
 
     public func contains(_ digest: UInt64) -> Bool {

@@ -143,6 +143,27 @@ struct TokenDigestSetTests {
         #expect(set.count == seen.count)
     }
 
+    @Test func aBatchInsertReportsWhatInsertsOneByOneWould() {
+        // Duplicates within the batch, of earlier batches, the digest 0, and growth mid-batch.
+        var rng = SplitMix64(seed: 2026_11_28)
+        var pool: [UInt64] = [0, UInt64.max]
+        for _ in 0..<3_000 { pool.append(rng.next()) }
+        var batched = TokenDigestSet(initialSlots: 16)
+        var single = TokenDigestSet(initialSlots: 16)
+        var duplicatesSeen = 0
+        for batchSize in [1, 7, 500, 2_000, 4_000] {
+            let batch = (0..<batchSize).map { _ in pool[Int(rng.next() % UInt64(pool.count))] }
+            var expected: [Int] = []
+            for (i, digest) in batch.enumerated() where !single.insert(digest) { expected.append(i) }
+            var reported: [Int] = []
+            batched.insert(batch: batch) { reported.append($0) }
+            #expect(reported == expected, "batch of \(batchSize)")
+            duplicatesSeen += expected.count
+        }
+        #expect(batched.count == single.count && batched.capacity == single.capacity)
+        #expect(duplicatesSeen > 1_000, "the batches repeat digests, so the check means something")
+    }
+
     @Test func theSetStopsGrowingAtItsBound() {
         var set = TokenDigestSet(initialSlots: 16, maxSlots: 64)
         for digest in 1...48 {
