@@ -10,6 +10,8 @@ import Synchronization
 public final class HTTP2Transport: Sendable {
     public let configuration: TransportConfiguration
     private let loop: TransferLoop
+    /// What `top -H`, `perf` and /proc call a transport's transfer thread.
+    public static let threadName = "pushline-http2"
 
     public convenience init(_ configuration: TransportConfiguration) throws(TransportError) {
         try self.init(configuration, host: nil)
@@ -32,8 +34,12 @@ public final class HTTP2Transport: Sendable {
         }
         let loop = self.loop
         loop.host = host
-        let thread = Thread { loop.run() }
-        thread.name = "pushline-http2"
+        // Named from inside, as `DedicatedThreadExecutor` does: set before `start()`, the name
+        // never reaches the OS thread on Linux, and `top -H` and `perf` showed "oot.default-qos".
+        let thread = Thread {
+            Thread.current.name = HTTP2Transport.threadName
+            loop.run()
+        }
         thread.start()
     }
 

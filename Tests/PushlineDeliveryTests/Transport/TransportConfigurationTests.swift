@@ -82,4 +82,27 @@ struct TransportConfigurationTests {
         #expect(transport.counters.submitted == 0)
         await transport.shutdown()
     }
+
+    /// `top -H`, `perf` and /proc show the transfer thread by its name, so a per-thread profile
+    /// of a sending run tells libcurl's thread from the encode workers.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/task"), "needs Linux's /proc/self/task"))
+    func theTransferThreadCarriesItsName() async throws {
+        func named() -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.count { task in
+                let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+                return comm?.trimmingCharacters(in: .newlines) == HTTP2Transport.threadName
+            }
+        }
+        let transport = try HTTP2Transport(TransportConfiguration())
+        // The thread names itself as it starts: give it a moment on a busy machine. (Tests
+        // running beside this one may hold transports too, so count at least one.)
+        var seen = named()
+        for _ in 0..<200 where seen == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+            seen = named()
+        }
+        #expect(seen >= 1, "no thread named \(HTTP2Transport.threadName) while a transport runs")
+        await transport.shutdown()
+    }
 }
