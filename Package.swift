@@ -51,6 +51,7 @@ let package = Package(
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
         // ISA-L's igzip: inflates the audience about 1.7x as fast as zlib on this data.
         .target(name: "CIsal", linkerSettings: [.linkedLibrary("isal")]),
+        .target(name: "CPushlineIO"),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
 
         // Pure core: no I/O, no dependencies.
@@ -59,7 +60,7 @@ let package = Package(
         .target(name: "PushlineEncoding", dependencies: ["PushlineCore", "PushlineTemplates"], swiftSettings: strict),
 
         // I/O.
-        .target(name: "PushlineIO", dependencies: ["PushlineCore", "CZlib", "CIsal"], swiftSettings: strict),
+        .target(name: "PushlineIO", dependencies: ["PushlineCore", "CZlib", "CIsal", "CPushlineIO"], swiftSettings: strict),
         // Delivery: HTTP/2 transport on libcurl multi (Transport/), provider auth (APNs JWT, FCM
         // OAuth), rate and retry policy, response classification (docs/delivery.md). The policy
         // parts are pure values driven by an injected clock.

@@ -1,3 +1,4 @@
+import CPushlineIO
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -14,6 +15,8 @@ import Darwin
 enum POSIX {
     struct Errno: Error {
         var code: Int32
+        /// The file system refused an argument (O_DIRECT on a file system without it).
+        var isInvalidArgument: Bool { code == EINVAL }
         /// The system's text for the value (error path only).
         var description: String {
             guard let text = strerror(code) else { return "errno \(code)" }
@@ -303,5 +306,41 @@ extension POSIX {
     /// A second descriptor of the same open file (close-on-exec), -1 on failure.
     static func duplicate(_ fd: Int32) -> Int32 {
         fcntl(fd, F_DUPFD_CLOEXEC, 0)
+    }
+
+    /// Turns `O_DIRECT` on or off for `fd`'s open file; false where the platform has no such
+    /// flag or the file system refuses it (tmpfs does).
+    static func setDirect(_ fd: Int32, _ on: Bool) -> Bool {
+        let direct = cpushlineio_open_flag_direct()
+        guard direct != 0 else { return false }
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0 else { return false }
+        return fcntl(fd, F_SETFL, on ? flags | direct : flags & ~direct) == 0
+    }
+
+    /// Writes all of `bytes` at `offset`, whatever the file position (pwrite(2), EINTR and
+    /// partial writes retried).
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Result<Void, Errno> {
+        guard var next = bytes.baseAddress else { return .success(()) }
+        var remaining = bytes.count
+        var position = offset
+        while remaining > 0 {
+            let written = pwrite(fd, next, remaining, off_t(position))
+            if written > 0 {
+                next += written
+                remaining -= written
+                position += written
+            } else if written == 0 {
+                return .failure(Errno(code: EIO))
+            } else if errno != EINTR {
+                return .failure(Errno(code: errno))
+            }
+        }
+        return .success(())
+    }
+
+    /// Moves the file position to `offset`.
+    static func seek(_ fd: Int32, to offset: Int) -> Result<Void, Errno> {
+        lseek(fd, off_t(offset), SEEK_SET) >= 0 ? .success(()) : .failure(Errno(code: errno))
     }
 }
