@@ -170,14 +170,17 @@ public struct OutputFile: ~Copyable {
         try appended.get()
     }
 
-    private mutating func append(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
+    private mutating func append(_ all: UnsafeRawBufferPointer) throws(OutputFileError) {
         if let failure { throw failure }
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        var bytes = all
         if directOffset != nil {
-            try appendAroundPageCache(bytes)
-            bytesWritten += bytes.count
-            return
+            let taken = try appendAroundPageCache(bytes)
+            bytesWritten += taken
+            // All of it, unless the file system refused O_DIRECT midway: the rest goes the usual way.
+            guard taken < bytes.count else { return }
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[taken...])
         }
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         if deflater == nil, bytes.count >= Self.directWriteBytes {
             let head = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<buffered]))
             buffered = 0
@@ -337,22 +340,21 @@ public struct OutputFile: ~Copyable {
 
 extension OutputFile {
     /// Copies `bytes` into the aligned buffer; each time it fills, its blocks go to the file.
-    private mutating func appendAroundPageCache(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) {
-        var rest = bytes
-        while !rest.isEmpty {
-            let count = Swift.min(buffer.count - buffered, rest.count)
-            UnsafeMutableRawPointer(buffer.baseAddress! + buffered).copyMemory(from: rest.baseAddress!, byteCount: count)
+    /// Returns how many bytes it took: all of them, unless the file system refused O_DIRECT
+    /// midway (the buffer's bytes are then the usual path's to write).
+    private mutating func appendAroundPageCache(_ bytes: UnsafeRawBufferPointer) throws(OutputFileError) -> Int {
+        var taken = 0
+        while taken < bytes.count {
+            let count = Swift.min(buffer.count - buffered, bytes.count - taken)
+            UnsafeMutableRawPointer(buffer.baseAddress! + buffered).copyMemory(from: bytes.baseAddress! + taken, byteCount: count)
             buffered += count
-            rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+            taken += count
             if buffered == buffer.count {
                 try writeWholeBlocks()
-                // Refused after all: the rest goes the usual way.
-                if directOffset == nil {
-                    try append(rest)
-                    return
-                }
+                if directOffset == nil { break }
             }
         }
+        return taken
     }
 
     /// Writes the buffer's whole blocks with O_DIRECT and moves the partial block that follows
