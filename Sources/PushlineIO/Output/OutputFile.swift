@@ -18,8 +18,8 @@
 /// flush, checkpoint or close writes the last partial block through the page cache (O_DIRECT
 /// takes whole blocks only) and keeps it in the buffer, to write it again, whole, once more
 /// bytes complete it: the file always holds exactly the bytes written, never padding. Where
-/// the file system refuses O_DIRECT (tmpfs), at open or at the first write, the file is
-/// written through the page cache as any other.
+/// the file system refuses O_DIRECT (FUSE; tmpfs before Linux 6.6), at open or at a write, the
+/// file is written through the page cache as any other.
 public struct OutputFile: ~Copyable {
     public enum Compression: Sendable, Equatable {
         case none

@@ -309,7 +309,7 @@ extension POSIX {
     }
 
     /// Turns `O_DIRECT` on or off for `fd`'s open file; false where the platform has no such
-    /// flag or the file system refuses it (tmpfs does).
+    /// flag or the file system refuses it (FUSE does; tmpfs did before Linux 6.6).
     static func setDirect(_ fd: Int32, _ on: Bool) -> Bool {
         let direct = cpushlineio_open_flag_direct()
         guard direct != 0 else { return false }
