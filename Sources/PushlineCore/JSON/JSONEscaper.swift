@@ -9,15 +9,35 @@ public enum JSONEscaper {
     @inlinable
     public static func appendEscaped(_ text: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         guard let base = text.baseAddress, text.count > 0 else { return }
-        // Fast path: copy runs of bytes that need nothing (printable ASCII other than `"` and `\`).
+        // Fast path: copy runs of bytes that need nothing, printable ASCII other than `"` and `\`
+        // and valid UTF-8 sequences other than U+2028 and U+2029, with one append per run: a
+        // name like "François" is one append, not three.
         var runStart = 0
         var i = 0
         let n = text.count
         while i < n {
+            // Eight bytes at a time while none needs a look (a quote, a backslash, a control
+            // character or a non-ASCII byte); the lowest flagged byte is always a real one.
+            while i &+ 8 <= n {
+                let special = JSONParser.specialBytes(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+                if special != 0 {
+                    i &+= special.trailingZeroBitCount >> 3
+                    break
+                }
+                i &+= 8
+            }
+            guard i < n else { break }
             let b = base.load(fromByteOffset: i, as: UInt8.self)
             if b >= 0x20 && b != 0x22 && b != 0x5C && b < 0x80 {
                 i &+= 1
                 continue
+            }
+            if b >= 0x80 {
+                let length = UTF8Validation.sequenceLength(base, i, n)
+                if length > 0 && !isLineOrParagraphSeparator(base, i, length) {
+                    i &+= length
+                    continue
+                }
             }
             if i > runStart {
                 out.append(contentsOf: UnsafeRawBufferPointer(start: base + runStart, count: i - runStart))
@@ -28,6 +48,16 @@ public enum JSONEscaper {
         if n > runStart {
             out.append(contentsOf: UnsafeRawBufferPointer(start: base + runStart, count: n - runStart))
         }
+    }
+
+    /// Whether the valid `length`-byte sequence at `i` is U+2028 or U+2029 (E2 80 A8 / A9):
+    /// valid JSON, but JavaScript consumers break on them, so they are escaped.
+    @inlinable @inline(__always)
+    static func isLineOrParagraphSeparator(_ base: UnsafeRawPointer, _ i: Int, _ length: Int) -> Bool {
+        guard length == 3, base.load(fromByteOffset: i, as: UInt8.self) == 0xE2,
+              base.load(fromByteOffset: i &+ 1, as: UInt8.self) == 0x80 else { return false }
+        let c = base.load(fromByteOffset: i &+ 2, as: UInt8.self)
+        return c == 0xA8 || c == 0xA9
     }
 
     /// Handles one byte that needs attention at `i`; returns the index after what it consumed.

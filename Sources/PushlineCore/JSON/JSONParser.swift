@@ -2,6 +2,7 @@
 ///
 /// It is a loop, not a recursive descent: the open containers are chained through the tape, so
 /// nesting costs neither call stack nor extra memory, and `maxDepth` is a policy, not a safeguard.
+@usableFromInline
 internal enum JSONParser {
     /// Why a fill stopped: the text is invalid, or the tape estimate was too small.
     private enum Stop: Error {
@@ -219,8 +220,8 @@ internal enum JSONParser {
     }
 
     /// Flags (high bit of each byte) the bytes of `w` that are `"`, `\`, below 0x20 or above 0x7F.
-    @inline(__always)
-    private static func specialBytes(_ w: UInt64) -> UInt64 {
+    @inlinable @inline(__always)
+    static func specialBytes(_ w: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         @inline(__always) func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }

@@ -256,3 +256,52 @@ struct EscapedLengthTests {
         }
     }
 }
+
+@Suite("Escaping against an independent oracle")
+struct EscaperOracleTests {
+    /// The escaping rules written out over Swift's own UTF-8 decoding (which replaces each maximal
+    /// invalid subpart with one U+FFFD, as the escaper must): short escapes, `\u00XX` for other
+    /// controls, `\u2028` and `\u2029`, every other character as its UTF-8.
+    static func oracle(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            switch scalar.value {
+            case 0x22: out += Array(#"\""#.utf8)
+            case 0x5C: out += Array(#"\\"#.utf8)
+            case 0x0A: out += Array(#"\n"#.utf8)
+            case 0x0D: out += Array(#"\r"#.utf8)
+            case 0x09: out += Array(#"\t"#.utf8)
+            case 0x08: out += Array(#"\b"#.utf8)
+            case 0x0C: out += Array(#"\f"#.utf8)
+            case 0x00..<0x20, 0x2028, 0x2029:
+                let hex = String(scalar.value, radix: 16)
+                out += Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+            default: out += Array(String(scalar).utf8)
+            }
+        }
+        return out
+    }
+
+    /// Text of every shape the fast path meets: long ASCII runs (the eight-byte scan), names
+    /// with accents and emoji (valid sequences kept in the run), sequences cut at the end, and
+    /// every byte the escaper treats specially, at every alignment.
+    @Test func appendEscapedMatchesTheOracle() {
+        var rng = SplitMix64(seed: 20_261_128)
+        let pieces: [[UInt8]] = [
+            Array("Hi ".utf8), Array("François".utf8), Array("São Paulo".utf8), Array("Concert tickets 🎫".utf8),
+            Array("abcdefghijklmnopq".utf8), Array("東京".utf8), [0x22], [0x5C], [0x0A], [0x1F], [0x00], [0x7F],
+            [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9], [0xE2, 0x80, 0xA7], [0xFF], [0xC3], [0xE0, 0xA0],
+            [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F, 0x98], [0x80], [0xC0, 0xAF],
+        ]
+        var checked = 0
+        for _ in 0..<3000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int(rng.next() % 14) { bytes += pieces[Int(rng.next() % UInt64(pieces.count))] }
+            var out: [UInt8] = []
+            bytes.withUnsafeBytes { JSONEscaper.appendEscaped($0, to: &out) }
+            #expect(out == Self.oracle(bytes), "\(bytes)")
+            checked += bytes.isEmpty ? 0 : 1
+        }
+        #expect(checked > 2000)
+    }
+}
