@@ -180,15 +180,21 @@ enum POSIX {
         }
     }
 
-    /// Writes all of `bytes`, looping over short writes.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Void, Errno> {
+    /// Writes all of `bytes`, looping over short writes and EINTR: at the file position
+    /// (write(2)), or at `offset` whatever the position (pwrite(2)). A call that writes nothing
+    /// fails with EIO rather than loop.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int? = nil) -> Result<Void, Errno> {
         guard var next = bytes.baseAddress else { return .success(()) }
         var remaining = bytes.count
+        var position = offset ?? 0
         while remaining > 0 {
-            let written = write(fd, next, remaining)
-            if written >= 0 {
+            let written = offset == nil ? write(fd, next, remaining) : pwrite(fd, next, remaining, off_t(position))
+            if written > 0 {
                 next += written
                 remaining -= written
+                position += written
+            } else if written == 0 {
+                return .failure(Errno(code: EIO))
             } else if errno != EINTR {
                 return .failure(Errno(code: errno))
             }
@@ -316,27 +322,6 @@ extension POSIX {
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0 else { return false }
         return fcntl(fd, F_SETFL, on ? flags | direct : flags & ~direct) == 0
-    }
-
-    /// Writes all of `bytes` at `offset`, whatever the file position (pwrite(2), EINTR and
-    /// partial writes retried).
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Result<Void, Errno> {
-        guard var next = bytes.baseAddress else { return .success(()) }
-        var remaining = bytes.count
-        var position = offset
-        while remaining > 0 {
-            let written = pwrite(fd, next, remaining, off_t(position))
-            if written > 0 {
-                next += written
-                remaining -= written
-                position += written
-            } else if written == 0 {
-                return .failure(Errno(code: EIO))
-            } else if errno != EINTR {
-                return .failure(Errno(code: errno))
-            }
-        }
-        return .success(())
     }
 
     /// Moves the file position to `offset`.
