@@ -46,6 +46,10 @@ public struct OutputFile: ~Copyable {
             self.syncOnClose = syncOnClose
             self.bypassPageCache = bypassPageCache
         }
+
+        /// Whether the file's buffer is block-aligned for O_DIRECT: plain files only, as a gzip
+        /// file's bytes are the deflater's (or the workers' members), a sixth of the size.
+        var writesWholeBlocks: Bool { bypassPageCache && compression == .none }
     }
 
     /// Where the file appears once closed.
@@ -89,7 +93,7 @@ public struct OutputFile: ~Copyable {
         case .failure(let error): throw .createFailed(path: path, error)
         }
         try self.init(path: path, temporaryPath: temporaryPath, descriptor: fd, options: options)
-        if options.bypassPageCache, options.compression == .none, POSIX.setDirect(fd, true) {
+        if options.writesWholeBlocks, POSIX.setDirect(fd, true) {
             directOffset = 0
         }
     }
@@ -115,7 +119,7 @@ public struct OutputFile: ~Copyable {
         self.takesMembers = options.compression == .gzipMembers
         self.path = path
         self.syncOnClose = options.syncOnClose
-        if options.bypassPageCache {
+        if options.writesWholeBlocks {
             // Block-aligned, in whole blocks: what O_DIRECT takes.
             let size = (options.bufferSize + Self.directBlock - 1) / Self.directBlock * Self.directBlock
             self.buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: Self.directBlock).bindMemory(to: UInt8.self)

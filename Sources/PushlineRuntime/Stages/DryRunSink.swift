@@ -227,9 +227,10 @@ public actor DryRunSink: RequestSink {
     }
 
     /// `bulk`: the request files, most of the bytes a dry run writes, go around the page cache
-    /// (the kernel's copy of every byte into it was a fifth of the demo's CPU on two cores).
+    /// (the kernel's copy of every byte into it was a fifth of the demo's CPU on two cores;
+    /// `OutputFile` does it for plain files only).
     private func open(_ name: String, compressed: Bool, bulk: Bool = false) throws(OutputFileError) -> OutputFile {
-        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk && !compressed)
+        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk)
         if let resumed = checkpointPlan?.resumedPath(of: name) {
             return try OutputFile(resuming: resumed.path, path: folder + "/" + name, cut: .at(resumed.mark.bytes), options: options)
         }
