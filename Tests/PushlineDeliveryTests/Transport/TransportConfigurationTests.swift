@@ -95,14 +95,15 @@ struct TransportConfigurationTests {
             }
         }
         let transport = try HTTP2Transport(TransportConfiguration())
-        // The thread names itself as it starts: give it a moment on a busy machine. (Tests
-        // running beside this one may hold transports too, so count at least one.)
-        var seen = named()
-        for _ in 0..<200 where seen == 0 {
-            try await Task.sleep(for: .milliseconds(10))
-            seen = named()
-        }
-        #expect(seen >= 1, "no thread named \(HTTP2Transport.threadName) while a transport runs")
+        // A completion comes from the transfer thread's loop, which it enters after naming
+        // itself: once one is here, the name is set, however slow the machine.
+        let port = try closedPort()
+        async let responses = collect(transport, count: 1)
+        try await transport.submit(TransportRequest(slot: 1, url: "https://127.0.0.1:\(port)/x"))
+        _ = await responses
+        // Tests running beside this one may hold transports too, so count at least one.
+        let seen = named()
         await transport.shutdown()
+        #expect(seen >= 1, "no thread named \(HTTP2Transport.threadName) while a transport runs")
     }
 }
