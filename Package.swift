@@ -52,6 +52,7 @@ let package = Package(
         // ISA-L's igzip: inflates the audience about 1.7x as fast as zlib on this data.
         .target(name: "CIsal", linkerSettings: [.linkedLibrary("isal")]),
         .target(name: "CPushlineIO"),
+        .target(name: "CPushlineRuntime"),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
 
         // Pure core: no I/O, no dependencies.
@@ -76,7 +77,7 @@ let package = Package(
         .target(
             name: "PushlineRuntime",
             dependencies: [
-                "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO", "PushlineDelivery", "CCurl",
+                "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO", "PushlineDelivery", "CCurl", "CPushlineRuntime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Yams", package: "Yams"),

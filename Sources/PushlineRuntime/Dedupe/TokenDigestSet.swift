@@ -1,3 +1,5 @@
+import CPushlineRuntime
+
 /// The digests of every token seen so far: an open-addressing table of `UInt64` with linear
 /// probing, 8 bytes a slot, at most three quarters full (so 10.7 bytes a token at worst, plus
 /// the old table while it doubles). Zero marks an empty slot; the digest 0 has a flag of its own.
@@ -10,8 +12,6 @@ public struct TokenDigestSet: Sendable {
     private var slots: [UInt64]
     private var mask: Int
     private var hasZero = false
-    /// Written only so the compiler keeps `insert(batch:)`'s first pass; read by nothing.
-    private var hasTouchedOne = false
     public private(set) var count = 0
     public private(set) var isSaturated = false
     /// 2³¹ slots (16 GiB): about 1.6 billion distinct tokens.
@@ -70,8 +70,7 @@ public struct TokenDigestSet: Sendable {
         slots.withUnsafeBufferPointer { slots in
             for digest in digests { touched |= slots[Self.home(digest, mask)] }
         }
-        // Keeps the first pass's loads: their result is used, though it decides nothing.
-        if touched == 1 { hasTouchedOne = true }
+        cpushlineruntime_keep(touched)
         for (i, digest) in digests.enumerated() where !insert(digest) { isDuplicate(i) }
     }
 
