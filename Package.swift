@@ -133,7 +133,9 @@ let package = Package(
         ),
 
         // Tests mirror the modules; PushlineTestSupport holds what several of them share.
-        .target(name: "PushlineTestSupport", dependencies: ["PushlineCore"], path: "Tests/PushlineTestSupport", swiftSettings: strict),
+        .target(name: "PushlineTestSupport", dependencies: ["PushlineCore", "CPushlineTestSupport"], path: "Tests/PushlineTestSupport", swiftSettings: strict),
+        // Starting and waiting for child processes without Foundation's Process (see ChildProcess.swift).
+        .target(name: "CPushlineTestSupport", path: "Tests/CPushlineTestSupport"),
         // An HTTP/2 server that misbehaves on purpose and counts what it receives (transport tests).
         .target(
             name: "PushlineHostileServer",

@@ -1,16 +1,31 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PushlineTestSupport
 import Testing
 
-/// The suite's own way to wait for a child (test support), checked against /bin/sh.
-@Suite("Test support: waiting for a child process")
+/// The suite's own way to start and wait for a child (test support), checked against /bin/sh.
+@Suite("Test support: child processes")
 struct ChildExitTests {
-    private func shell(_ script: String) throws -> Process {
-        let process = Process()
+    private func shell(_ script: String, configure: (ChildProcess) throws -> Void = { _ in }) throws -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script]
+        try configure(process)
         try process.run()
         return process
+    }
+
+    /// Runs `script` with its standard output in a pipe; returns what it printed and how it ended.
+    private func output(_ script: String, configure: (ChildProcess) throws -> Void = { _ in }) throws -> (String, ChildExit) {
+        let pipe = Pipe()
+        let process = try shell(script) {
+            $0.standardOutput = pipe
+            try configure($0)
+        }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        return (String(decoding: data, as: UTF8.self), process.waitForExit())
     }
 
     @Test func exitStatus() throws {
@@ -29,5 +44,57 @@ struct ChildExitTests {
         let exit = try shell("exec sleep 30").waitForExit(limit: .milliseconds(200))
         #expect(exit == ChildExit(code: SIGKILL, signalled: true))
         #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    /// The child starts with default signal handling, whatever the test process ignores.
+    @Test func aRunningChildIsRunningUntilItEnds() throws {
+        let previous = Glibc.signal(SIGTERM, SIG_IGN)
+        let process = try shell("exec sleep 30")
+        Glibc.signal(SIGTERM, previous)
+        #expect(process.isRunning)
+        process.terminate()
+        #expect(process.waitForExit() == ChildExit(code: SIGTERM, signalled: true))
+        #expect(!process.isRunning)
+        #expect(process.terminationStatus == SIGTERM)
+    }
+
+    /// Only descriptors 0, 1 and 2 reach the child: an open pipe of this process held by a child
+    /// would keep that pipe's reader waiting for an end that never comes.
+    @Test func theChildGetsOnlyItsThreeStreams() throws {
+        let unrelated = Pipe()
+        defer { _ = unrelated }
+        let (listing, exit) = try output("ls /proc/$$/fd")
+        #expect(exit.shellStatus == 0)
+        #expect(listing.split(separator: "\n").sorted() == ["0", "1", "2"])
+    }
+
+    @Test func standardInputComesFromAPipe() throws {
+        let input = Pipe()
+        let output = Pipe()
+        let process = try shell("tr a-z A-Z") {
+            $0.standardInput = input
+            $0.standardOutput = output
+        }
+        input.fileHandleForWriting.write(Data("pushline\n".utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        #expect(String(decoding: data, as: UTF8.self) == "PUSHLINE\n")
+        #expect(process.waitForExit().shellStatus == 0)
+    }
+
+    @Test func directoryAndEnvironmentAreTheChildsOwn() throws {
+        let (printed, exit) = try output(#"printf '%s|%s' "$(pwd)" "$PUSHLINE_CHILD""#) {
+            $0.currentDirectoryURL = URL(fileURLWithPath: "/usr")
+            $0.environment = ["PUSHLINE_CHILD": "a b"]
+        }
+        #expect(exit.shellStatus == 0)
+        #expect(printed == "/usr|a b")
+    }
+
+    @Test func anExecutableThatCannotRunIsAnErrorFromRun() throws {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/nonexistent/pushline")
+        #expect(throws: ChildProcess.SpawnError.self) { try process.run() }
+        #expect(!process.isRunning)
     }
 }

@@ -180,7 +180,7 @@ enum EmulatorBinary {
 
     /// A running emulator process, its output read as it comes.
     final class Serving: @unchecked Sendable {
-        private let process = Process()
+        private let process = ChildProcess()
         private let output = Pipe()
         private let errors = Pipe()
         private var stdoutBytes: [UInt8] = []

@@ -23,7 +23,7 @@ enum PushlineBinary {
     static func run(
         _ arguments: [String], executable: String = path, stdoutPath: String? = nil, closedStdout: Bool = false, in directory: String? = nil
     ) throws -> Outcome {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }

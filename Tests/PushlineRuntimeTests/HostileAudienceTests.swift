@@ -30,7 +30,7 @@ struct HostileAudienceTests {
         #expect(report.status == .completed, "\(report.counts.rejected)")
 
         // The input, decompressed by the system gzip and parsed by Foundation: independent of our code.
-        let gunzip = Process()
+        let gunzip = ChildProcess()
         gunzip.executableURL = URL(fileURLWithPath: "/bin/sh")
         gunzip.arguments = ["-c", "gzip -dc '\(audience)'"]
         let pipe = Pipe()

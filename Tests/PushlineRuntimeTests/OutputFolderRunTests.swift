@@ -120,7 +120,7 @@ struct ConcurrentRunTests {
         let pipeline = try writePipeline(demoStylePipeline, in: scratch)
         let folder = scratch.file("out")
         // The first run reads its audience from a pipe we keep open: it holds the folder meanwhile.
-        let first = Process()
+        let first = ChildProcess()
         first.executableURL = URL(fileURLWithPath: PushlineBinary.path)
         first.arguments = ["run", pipeline, "--dry-run", "--audience", "-", "--output", folder, "--log-level", "error"]
         let input = Pipe()

@@ -20,7 +20,7 @@ public enum WebPushCheck {
     }
 
     public static func run(_ arguments: [String], script useScript: Bool = true) throws -> Output {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = useScript ? [script] + arguments : arguments
         let out = Pipe(), err = Pipe()

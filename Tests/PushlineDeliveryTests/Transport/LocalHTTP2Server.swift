@@ -12,7 +12,7 @@ final class LocalHTTP2Server: @unchecked Sendable {
     let directory: URL
     let certificatePath: String
     let port: Int
-    private let process: Process
+    private let process: ChildProcess
 
     var baseURL: String { "https://127.0.0.1:\(port)" }
 
@@ -43,7 +43,7 @@ final class LocalHTTP2Server: @unchecked Sendable {
         certificatePath = directory.appendingPathComponent("cert.pem").path
         try Self.makeCertificate(key: key, certificate: certificatePath, subjectAltName: certificateSubjectAltName)
 
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         // Port 0: the kernel picks a free one; it is read back from /proc below.
         process.arguments = ["-a", "127.0.0.1", "-d", root.path] + extraArguments + ["0", key, certificatePath]
@@ -72,7 +72,7 @@ final class LocalHTTP2Server: @unchecked Sendable {
 
     /// Makes a self-signed certificate (P-256) valid for `subjectAltName`.
     static func makeCertificate(key: String, certificate: String, subjectAltName: String) throws {
-        let openssl = Process()
+        let openssl = ChildProcess()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         openssl.arguments = [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",

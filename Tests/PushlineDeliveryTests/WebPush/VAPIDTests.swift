@@ -74,7 +74,7 @@ struct VAPIDTests {
         #expect(try VAPIDKey.load(file: raw, subject: "mailto:a@b.c").publicKeyText == publicText)
         // openssl's SEC1 form (`ecparam -genkey`).
         let sec1Path = folder.path + "/sec1.pem"
-        let openssl = Process()
+        let openssl = ChildProcess()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         openssl.arguments = ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", sec1Path]
         try openssl.run()

@@ -54,7 +54,7 @@ enum Curl {
 
     /// Runs curl with `arguments`; returns its exit status, standard output and standard error.
     static func run(_ arguments: [String]) throws -> (Int32, String, String) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["curl"] + arguments
         let output = Pipe()

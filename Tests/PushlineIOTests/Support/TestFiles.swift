@@ -28,7 +28,7 @@ enum Shell {
     /// Runs `command` with /bin/sh and returns its exit status.
     @discardableResult
     static func run(_ command: String) throws -> Int32 {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
         try process.run()

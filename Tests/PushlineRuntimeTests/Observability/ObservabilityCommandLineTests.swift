@@ -60,7 +60,7 @@ struct ObservabilityCommandLineTests {
         var size = winsize(ws_row: 24, ws_col: 300, ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(terminal, UInt(TIOCSWINSZ), &size)
 
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: PushlineBinary.path)
         process.arguments = ["run", CommandLineTests.demo, "--dry-run", "--output", scratch.file("out")]
         process.standardError = FileHandle(fileDescriptor: terminal, closeOnDealloc: true)

@@ -36,7 +36,7 @@ struct ResumeDryRunTests {
             let path = folder + "/" + name
             if name.hasSuffix(".gz") {
                 let plain = folder + "/../" + UUID().uuidString
-                let gunzip = Process()
+                let gunzip = ChildProcess()
                 gunzip.executableURL = URL(fileURLWithPath: "/bin/sh")
                 gunzip.arguments = ["-c", "gzip -dc '\(path)' > '\(plain)'"]
                 try gunzip.run()

@@ -6,13 +6,13 @@ import Testing
 /// A `pushline run` child process that a test kills with SIGKILL at a chosen point and then
 /// resumes: the only honest way to test a crash (the process gets no chance to clean up).
 struct KillableRun {
-    let process: Process
+    let process: ChildProcess
     let log: String
 
     /// Starts `pushline` with `arguments`, standard error to `log` (read when a test fails).
     static func start(_ arguments: [String], log: String) throws -> KillableRun {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: PushlineBinary.path)
         process.arguments = arguments
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

@@ -35,7 +35,7 @@ struct ShardRunTests {
         try handle.write(contentsOf: Data(bad.utf8))
         try handle.close()
         let audience = scratch.file("audience.ndjson.gz")
-        let gzip = Process()
+        let gzip = ChildProcess()
         gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
         gzip.arguments = ["-c", "gzip -c \"$0\" > \"$1\"", plain, audience]
         try gzip.run()

@@ -8,7 +8,7 @@ import Testing
 /// cannot reach its end by itself: "mid-run" is a fact, not a race. Standard error goes to a file
 /// the test reads while the child runs.
 final class ChildRun: Sendable {
-    let process: Process
+    let process: ChildProcess
     let stderrPath: String
     private let feeding = Mutex(true)
 
@@ -17,7 +17,7 @@ final class ChildRun: Sendable {
         signal(SIGPIPE, SIG_IGN)
         self.stderrPath = stderrPath
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: PushlineBinary.path)
         process.arguments = arguments
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))

@@ -1,0 +1,29 @@
+#ifndef CPUSHLINETESTSUPPORT_H
+#define CPUSHLINETESTSUPPORT_H
+#include <sys/types.h>
+
+// The test suite's way to start and wait for child processes, in C because what it needs
+// (posix_spawn's closefrom and chdir actions, pidfd_open, the wait-status macros) sits behind
+// _GNU_SOURCE or in macros Swift cannot import.
+//
+// Foundation's Process is not used: on Swift 6.3.1 for Linux its child side over-reads d_name
+// while closing descriptors (swift-corelibs-foundation #5472) and crashed about one full test run
+// in five, and it could miss a child's exit when many ended at once.
+
+/// Starts `path` with `argv` (NULL-terminated, argv[0] included) and `envp` (NULL: this
+/// process's environment), in `directory` (NULL: this one). `input`, `output` and `error` become
+/// the child's descriptors 0, 1 and 2 (-1: inherit); every other descriptor is closed in the
+/// child. Returns 0 and stores the child's pid, or returns an errno value (an executable that
+/// cannot be run is reported here, not as the child's exit).
+int cpushlinetestsupport_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+                               const char *directory, int input, int output, int error);
+
+/// Waits up to `timeout_ms` (negative: for good) for `pid` to end, without reaping it.
+/// Returns 1 when it has ended, 0 on timeout, -1 with errno set on error.
+int cpushlinetestsupport_await_exit(pid_t pid, int timeout_ms);
+
+/// Reaps `pid` if it has ended. Returns 1 and stores how it ended (`code`: the exit status, or
+/// the signal number when `*signalled` is 1), 0 if it is still running, -1 with errno on error.
+int cpushlinetestsupport_reap(pid_t pid, int *code, int *signalled);
+
+#endif
