@@ -43,6 +43,25 @@ static inline CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, CURLoptio
     return curl_easy_setopt(handle, option, value);
 }
 
+// CURLOPT_SOCKOPTFUNCTION and CURLOPT_CLOSESOCKETFUNCTION: the transfer loop learns the sockets
+// of its connections (to cork them while curl writes a turn, Transport/ConnectionCork.swift).
+static inline CURLcode ccurl_easy_setopt_sockopt_callback(CURL *handle, CURLoption option, curl_sockopt_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode ccurl_easy_setopt_closesocket_callback(CURL *handle, CURLoption option, curl_closesocket_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+// TCP_CORK on one of libcurl's sockets (shim.c: the constants sit behind _DEFAULT_SOURCE and in
+// Linux headers the Swift Glibc module does not cover): 0, or -1 with errno. Where the platform
+// has no TCP_CORK it does nothing and answers 0.
+int ccurl_socket_set_cork(curl_socket_t socket, int on);
+// Tests: whether TCP_CORK is set on a socket (1, 0, or -1 with errno), and how many bytes its
+// send queue holds that were not sent yet (SIOCOUTQNSD; -1 with errno, or where Linux's
+// SIOCOUTQNSD is missing).
+int ccurl_socket_cork(curl_socket_t socket);
+int ccurl_socket_unsent_bytes(curl_socket_t socket);
+
 // curl_easy_getinfo, one per result kind.
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);

@@ -46,6 +46,9 @@ final class TransferLoop: @unchecked Sendable {
     /// Slots whose transfer is in curl's hands, for cancellation.
     private var active: [ObjectIdentifier: TransferSlot] = [:]
     private var batch: [TransportResponse] = []
+    /// This loop's connection sockets, corked while curl writes a turn. It outlives the multi
+    /// handle, whose connections call back into it as they close.
+    let cork = ConnectionCork()
 
     /// The combined CA bundle file, when `ca_file` made one (tests).
     var trustBundlePath: String? { trustAnchors?.bundlePath }
@@ -62,7 +65,8 @@ final class TransferLoop: @unchecked Sendable {
             capturedNames: configuration.capturedHeaderNames.map { Array($0.lowercased().utf8) },
             maxHeaderValueBytes: configuration.maxHeaderValueBytes,
             // Without the check, a connection that negotiated HTTP/1.1 is used as it is.
-            alpn: configuration.allowsHTTP1 ? nil : ALPNReader.load()
+            alpn: configuration.allowsHTTP1 ? nil : ALPNReader.load(),
+            cork: cork
         )
         caBundle = CABundleChoice(trustAnchors: trustAnchors)
         var pinned: UnsafeMutablePointer<curl_slist>?
@@ -103,7 +107,7 @@ final class TransferLoop: @unchecked Sendable {
         }
         var running: Int32 = 0
         while true {
-            curl_multi_perform(multi, &running)
+            cork.whileCorked { curl_multi_perform(multi, &running) }
             readCompletions()
             let phase = publish(finished: false)
             if phase == .cancelling { cancelEverything() }
@@ -123,7 +127,7 @@ final class TransferLoop: @unchecked Sendable {
         var cancelled = false
         var started = 0
         while true {
-            curl_multi_perform(multi, &running)
+            cork.whileCorked { curl_multi_perform(multi, &running) }
             readCompletions()
             let completions = batch
             batch.removeAll(keepingCapacity: true)
@@ -424,6 +428,10 @@ final class TransferLoop: @unchecked Sendable {
         ok = ok && ccurl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, transferSlotHeaderLine) == CURLE_OK
         ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, slot.opaque) == CURLE_OK
         ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, slot.opaque) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_sockopt_callback(easy, CURLOPT_SOCKOPTFUNCTION, connectionCorkSocketOpened) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, cork.opaque) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_closesocket_callback(easy, CURLOPT_CLOSESOCKETFUNCTION, connectionCorkSocketClosing) == CURLE_OK
+        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, cork.opaque) == CURLE_OK
         return ok
     }
 

@@ -41,6 +41,7 @@ final class TransferSlot {
     private let capturedNames: [[UInt8]]
     private let maxHeaderValueBytes: Int
     private let alpn: ALPNReader?
+    private let cork: ConnectionCork
 
     init(easy: UnsafeMutableRawPointer, limits: SlotLimits) {
         self.easy = easy
@@ -48,6 +49,7 @@ final class TransferSlot {
         capturedNames = limits.capturedNames
         maxHeaderValueBytes = limits.maxHeaderValueBytes
         alpn = limits.alpn
+        cork = limits.cork
         headerValues = Array(repeating: nil, count: limits.capturedNames.count)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -153,6 +155,7 @@ final class TransferSlot {
             return Int32(CURL_PREREQFUNC_ABORT)
         }
         wireSends &+= 1
+        cork.sending()
         return Int32(CURL_PREREQFUNC_OK)
     }
 
@@ -238,6 +241,7 @@ struct SlotLimits {
     let maxHeaderValueBytes: Int
     /// Reads a connection's ALPN protocol; nil when libcurl's TLS library does not allow it.
     let alpn: ALPNReader?
+    let cork: ConnectionCork
 }
 
 /// curl's write callback: the response body, bounded. Returning less than asked would abort the

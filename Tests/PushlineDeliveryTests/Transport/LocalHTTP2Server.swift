@@ -104,6 +104,28 @@ final class LocalHTTP2Server: @unchecked Sendable {
         })
     }
 
+    /// /proc/net/tcp, read to its end.
+    private static func tcpTable() -> String? {
+        FileHandle(forReadingAtPath: "/proc/net/tcp").map { handle in
+            defer { try? handle.close() }
+            return String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        }
+    }
+
+    /// How many established TCP connections this process holds open to the server (its own
+    /// socket descriptors, matched against /proc/net/tcp by inode).
+    func connectionsFromThisProcess() -> Int {
+        let own = Self.socketInodes(of: "self")
+        guard let table = Self.tcpTable() else { return -1 }
+        return table.split(separator: "\n").dropFirst().count { line in
+            let fields = line.split(separator: " ")
+            // sl local_address rem_address st ... inode (field 9); 01 = ESTABLISHED.
+            guard fields.count > 9, fields[3] == "01", own.contains(String(fields[9])) else { return false }
+            let remote = fields[2].split(separator: ":")
+            return remote.count == 2 && Int(remote[1], radix: 16) == port
+        }
+    }
+
     /// The TCP port process `pid` listens on: its socket inodes matched against /proc/net/tcp.
     /// Sockets it inherited from this process (another test's listening server, open without
     /// close-on-exec when nghttpd was spawned) are not its own and are left out.
@@ -114,10 +136,7 @@ final class LocalHTTP2Server: @unchecked Sendable {
             // Read to EOF: /proc/net/tcp reports size 0 and comes a page (~30 sockets) per read,
             // and `String(contentsOfFile:)` can stop after the first one; on a busy machine
             // the server's line is further down.
-            let table = FileHandle(forReadingAtPath: "/proc/net/tcp").map { handle in
-                defer { try? handle.close() }
-                return String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-            }
+            let table = tcpTable()
             if table == nil { lastProblem.withLock { $0 = "cannot open /proc/net/tcp" } }
             if let table {
                 for line in table.split(separator: "\n").dropFirst() {
