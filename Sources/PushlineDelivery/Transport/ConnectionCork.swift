@@ -41,7 +41,10 @@ final class ConnectionCork {
     }
 
     func opened(_ socket: curl_socket_t) {
-        sockets.append(socket)
+        // A number already listed is a socket curl closed without the callback (7.88 does for
+        // an accepted socket, which HTTPS never has) and the system reused: listed once, so the
+        // list stays as long as the sockets this loop has open.
+        if !sockets.contains(socket) { sockets.append(socket) }
     }
 
     func closing(_ socket: curl_socket_t) {

@@ -69,6 +69,7 @@ struct ConnectionCorkTests {
         let cork = ConnectionCork()
         cork.opened(pair.client)
         cork.opened(other.client)
+        cork.opened(pair.client)
         #expect(cork.sockets == [pair.client, other.client])
 
         // The kernel sends corked bytes on its own after 200 ms; an attempt that a stalled
