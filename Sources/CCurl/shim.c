@@ -11,26 +11,21 @@
 #endif
 #include "CCurl.h"
 
-int ccurl_socket_set_cork(curl_socket_t socket, int on) {
 #ifdef TCP_CORK
+int ccurl_socket_set_cork(curl_socket_t socket, int on) {
     return setsockopt(socket, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
-#else
-    (void)socket;
-    (void)on;
-    return 0;
-#endif
 }
 
 int ccurl_socket_cork(curl_socket_t socket) {
-#ifdef TCP_CORK
     int on = 0;
     socklen_t size = sizeof on;
     return getsockopt(socket, IPPROTO_TCP, TCP_CORK, &on, &size) == 0 ? (on != 0) : -1;
-#else
-    (void)socket;
-    return 0;
-#endif
 }
+#else
+// No TCP_CORK: nothing is corked, and nothing says it is.
+int ccurl_socket_set_cork(curl_socket_t socket, int on) { (void)socket; (void)on; return 0; }
+int ccurl_socket_cork(curl_socket_t socket) { (void)socket; return 0; }
+#endif
 
 int ccurl_socket_unsent_bytes(curl_socket_t socket) {
 #ifdef SIOCOUTQNSD

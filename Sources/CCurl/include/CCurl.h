@@ -1,7 +1,8 @@
 #ifndef CCURL_H
 #define CCURL_H
 // Typed wrappers for libcurl's variadic setters and getters: Swift cannot call C variadics, so
-// each C argument kind gets one wrapper (and, below, one workaround for a libcurl 7.88 bug); the
+// each C argument kind gets one wrapper (and, below, one workaround for a libcurl 7.88 bug and
+// the socket options the transfer loop sets on libcurl's sockets); the
 // non-variadic calls (curl_multi_poll, curl_multi_wakeup, curl_multi_info_read...) are called
 // from Swift directly.
 #include <curl/curl.h>
