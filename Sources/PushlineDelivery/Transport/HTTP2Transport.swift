@@ -1,5 +1,6 @@
 internal import CCurl
 import Foundation
+import PushlineCore
 import Synchronization
 
 /// An HTTP/2-over-TLS client for one host on one libcurl multi handle and its own thread.
@@ -34,10 +35,10 @@ public final class HTTP2Transport: Sendable {
         }
         let loop = self.loop
         loop.host = host
-        // Named from inside, as `DedicatedThreadExecutor` does: set before `start()`, the name
-        // never reaches the OS thread on Linux, and `top -H` and `perf` showed "oot.default-qos".
+        // Named from inside (`ThreadName` says why), so `top -H` and `perf` tell it from the
+        // encode workers.
         let thread = Thread {
-            Thread.current.name = HTTP2Transport.threadName
+            ThreadName.setCurrent(HTTP2Transport.threadName)
             loop.run()
         }
         thread.start()

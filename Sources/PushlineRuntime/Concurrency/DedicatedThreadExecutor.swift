@@ -1,4 +1,5 @@
 import Foundation
+import PushlineCore
 import Synchronization
 
 /// An executor that owns one OS thread, for stages that block on files (reading and inflating
@@ -20,9 +21,8 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, Sendab
         self.name = name
         let thread = Thread { [self] in
             // Named from inside: an OS thread starts with its creator's name (a dispatch
-            // worker's, "oot.default-qos"), and Foundation on Linux renames it (what `top -H`,
-            // `perf` and /proc show) only when the thread sets its own name.
-            Thread.current.name = name
+            // worker's, "oot.default-qos"); `ThreadName` says why not through Foundation.
+            ThreadName.setCurrent(name)
             self.runLoop()
         }
         thread.start()

@@ -3,7 +3,10 @@ import Testing
 @testable import PushlineDelivery
 
 /// Shutdown and backpressure: every taken request completes exactly once, whatever happens.
-@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"), .timeLimit(.minutes(2)))
+// Four minutes, as for TransportHTTP2Tests: a CI run with the conformance suites starved the
+// cooperative pool so long that one-line tests took 100 s, and the slow-consumer test (600
+// answers taken 2 ms apart) passed two minutes. Four still catches a hang.
+@Suite(.enabled(if: LocalHTTP2Server.isAvailable, "nghttpd is not installed (Debian nghttp2-server; scripts/system-packages installs it)"), .timeLimit(.minutes(4)))
 struct TransportShutdownTests {
     @Test func cancellingShutdownCompletesEveryRequestOnceAndTakesNoMore() async throws {
         let server = try await LocalHTTP2Server.start(files: ["ok": Array("{}".utf8)])
