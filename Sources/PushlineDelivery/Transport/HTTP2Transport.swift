@@ -1,6 +1,5 @@
 internal import CCurl
 import Foundation
-import PushlineCore
 import Synchronization
 
 /// An HTTP/2-over-TLS client for one host on one libcurl multi handle and its own thread.

@@ -1,5 +1,5 @@
 import Foundation
-import PushlineCore
+import PushlineDelivery
 import Synchronization
 
 /// An executor that owns one OS thread, for stages that block on files (reading and inflating

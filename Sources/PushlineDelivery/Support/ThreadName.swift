@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// Names the calling thread as the kernel shows it (`top -H`, `perf`, /proc), so a per-thread
-/// profile tells the stages apart.
+/// profile tells the stages apart: the transfer threads here, the reader and writer threads in
+/// PushlineRuntime (which depends on this module; PushlineCore does no I/O).
 ///
 /// Foundation's `Thread.name` is not used: on Linux its setter renames the OS thread only through
 /// the pthread handle its creator stores after the thread has started, so a thread that names

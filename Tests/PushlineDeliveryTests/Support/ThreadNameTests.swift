@@ -1,5 +1,5 @@
 import Foundation
-import PushlineCore
+import PushlineDelivery
 import Synchronization
 import Testing
 
