@@ -59,8 +59,7 @@ int cpushlinetestsupport_await_exit(pid_t pid, int timeout_ms) {
         errno = saved;
         return ready < 0 ? -1 : ready > 0 ? 1 : 0;
     }
-    if (errno != ENOSYS) return -1;
-    // Kernels before 5.3: look every 5 ms, without reaping.
+    // No pidfd (kernels before 5.3, or no descriptor left): look every 5 ms, without reaping.
     struct timespec step = {.tv_sec = 0, .tv_nsec = 5000000};
     for (long waited = 0; timeout_ms < 0 || waited < timeout_ms; waited += 5) {
         siginfo_t info = {0};
@@ -71,11 +70,11 @@ int cpushlinetestsupport_await_exit(pid_t pid, int timeout_ms) {
     return 0;
 }
 
-int cpushlinetestsupport_reap(pid_t pid, int *code, int *signalled) {
+int cpushlinetestsupport_reap(pid_t pid, int block, int *code, int *signalled) {
     int status = 0;
     pid_t reaped;
     do {
-        reaped = waitpid(pid, &status, WNOHANG);
+        reaped = waitpid(pid, &status, block ? 0 : WNOHANG);
     } while (reaped < 0 && errno == EINTR);
     if (reaped < 0) return -1;
     if (reaped == 0) return 0;

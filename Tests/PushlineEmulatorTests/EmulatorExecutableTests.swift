@@ -219,8 +219,8 @@ enum EmulatorBinary {
         }
 
         func wait() -> Outcome {
-            stdoutBytes += output.fileHandleForReading.readDataToEndOfFile()
-            let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+            let (outputData, errorData) = ChildProcess.readToEnd(output, errors)
+            stdoutBytes += outputData
             return Outcome(status: process.waitForExit().shellStatus, stdout: String(decoding: stdoutBytes, as: UTF8.self),
                            stderr: String(decoding: errorData, as: UTF8.self))
         }

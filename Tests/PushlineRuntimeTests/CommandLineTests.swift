@@ -40,8 +40,12 @@ enum PushlineBinary {
             try output.fileHandleForReading.close()
         }
         try process.run()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        let outputData = stdoutPath == nil && !closedStdout ? output.fileHandleForReading.readDataToEndOfFile() : Data()
+        let outputData: Data, errorData: Data
+        if stdoutPath == nil && !closedStdout {
+            (outputData, errorData) = ChildProcess.readToEnd(output, errors)
+        } else {
+            (outputData, errorData) = (Data(), errors.fileHandleForReading.readDataToEndOfFile())
+        }
         return Outcome(status: process.waitForExit().shellStatus, stdout: String(decoding: outputData, as: UTF8.self), stderr: String(decoding: errorData, as: UTF8.self))
     }
 }

@@ -12,5 +12,9 @@ public struct ChildExit: Sendable, Equatable, CustomStringConvertible {
     /// The status as a shell reports it: the exit status, or 128 + the signal.
     public var shellStatus: Int32 { signalled ? 128 + code : code }
 
-    public var description: String { signalled ? "signal \(code)" : "exit \(code)" }
+    public var description: String { self == .statusLost ? "ended, status lost" : signalled ? "signal \(code)" : "exit \(code)" }
+
+    /// The system had no status for the child (reaped elsewhere): no exit code or signal
+    /// matches it, so a test expecting one fails instead of waiting for good.
+    public static let statusLost = ChildExit(code: -1, signalled: false)
 }

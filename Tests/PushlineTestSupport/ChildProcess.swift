@@ -79,7 +79,11 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// How the child ended, reaping it if it has; nil while it runs.
-    public var exit: ChildExit? {
+    public var exit: ChildExit? { reap(block: false) }
+
+    /// Reaps the child (`block`: once it ends). A status the system no longer has (the child
+    /// reaped elsewhere) is `statusLost`, so a wait ends instead of spinning.
+    private func reap(block: Bool) -> ChildExit? {
         state.withLock { state in
             switch state {
             case .configuring: return nil
@@ -87,8 +91,12 @@ public final class ChildProcess: @unchecked Sendable {
             case .running(let pid):
                 var code: Int32 = 0
                 var signalled: Int32 = 0
-                guard cpushlinetestsupport_reap(pid, &code, &signalled) == 1 else { return nil }
-                let exit = ChildExit(code: code, signalled: signalled == 1)
+                let exit: ChildExit
+                switch cpushlinetestsupport_reap(pid, block ? 1 : 0, &code, &signalled) {
+                case 1: exit = ChildExit(code: code, signalled: signalled == 1)
+                case 0: return nil
+                default: exit = .statusLost
+                }
                 state = .exited(pid, exit)
                 return exit
             }
@@ -118,18 +126,31 @@ public final class ChildProcess: @unchecked Sendable {
         precondition(pid > 0, "waitForExit before run")
         if let exit { return exit }
         let milliseconds = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
-        if cpushlinetestsupport_await_exit(pid, Int32(clamping: milliseconds)) != 1 {
+        // Only a timeout kills: an error from the wait (none expected) leaves the child to the
+        // blocking reap below.
+        if cpushlinetestsupport_await_exit(pid, Int32(clamping: milliseconds)) == 0 {
             kill(pid, SIGKILL)
-            _ = cpushlinetestsupport_await_exit(pid, -1)
         }
-        while true {
-            if let exit { return exit }
-            // Only if the pidfd said "ended" before the kernel made the child reapable.
-            usleep(1_000)
-        }
+        return reap(block: true) ?? .statusLost
     }
 
     public func waitUntilExit() { waitForExit() }
+
+    /// Reads a child's standard output and standard error to their ends at the same time: read
+    /// one after the other, a child that fills the second pipe (64 KiB) while the first is still
+    /// open would wait on this process for good.
+    public static func readToEnd(_ output: Pipe, _ error: Pipe) -> (output: Data, error: Data) {
+        let errorData = Mutex(Data())
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let data = error.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            done.signal()
+        }.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        done.wait()
+        return (outputData, errorData.withLock { $0 })
+    }
 
     /// The descriptor the child gets for one stream; -1: inherit.
     private static func descriptor(_ stream: Any?, childReads: Bool) -> Int32 {

@@ -22,8 +22,9 @@ int cpushlinetestsupport_spawn(pid_t *pid, const char *path, char *const argv[],
 /// Returns 1 when it has ended, 0 on timeout, -1 with errno set on error.
 int cpushlinetestsupport_await_exit(pid_t pid, int timeout_ms);
 
-/// Reaps `pid` if it has ended. Returns 1 and stores how it ended (`code`: the exit status, or
-/// the signal number when `*signalled` is 1), 0 if it is still running, -1 with errno on error.
-int cpushlinetestsupport_reap(pid_t pid, int *code, int *signalled);
+/// Reaps `pid` if it has ended (`block`: waits for it to end). Returns 1 and stores how it
+/// ended (`code`: the exit status, or the signal number when `*signalled` is 1), 0 if it is
+/// still running, -1 with errno on error (ECHILD: not this process's child, or reaped already).
+int cpushlinetestsupport_reap(pid_t pid, int block, int *code, int *signalled);
 
 #endif

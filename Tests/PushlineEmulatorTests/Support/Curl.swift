@@ -62,8 +62,7 @@ enum Curl {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = errors.fileHandleForReading.readDataToEndOfFile()
+        let (outData, errData) = ChildProcess.readToEnd(output, errors)
         return (process.waitForExit().shellStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 }
