@@ -39,12 +39,19 @@ public struct OutputFile: ~Copyable {
         /// For large output nobody reads during the run (a dry run's request files): copying
         /// a gigabyte into the page cache was a fifth of a dry run's CPU on a two-core machine.
         public var bypassPageCache: Bool
+        /// With `bypassPageCache`: while one of these fsyncs runs, whole blocks go through the
+        /// page cache too (`DeviceFlushes` says why).
+        public var flushes: DeviceFlushes?
 
-        public init(compression: Compression = .none, bufferSize: Int = 1 << 20, syncOnClose: Bool = false, bypassPageCache: Bool = false) {
+        public init(
+            compression: Compression = .none, bufferSize: Int = 1 << 20, syncOnClose: Bool = false, bypassPageCache: Bool = false,
+            flushes: DeviceFlushes? = nil
+        ) {
             self.compression = compression
             self.bufferSize = bufferSize
             self.syncOnClose = syncOnClose
             self.bypassPageCache = bypassPageCache
+            self.flushes = flushes
         }
 
         /// Whether the file's buffer is block-aligned for O_DIRECT: plain files only, as a gzip
@@ -75,6 +82,12 @@ public struct OutputFile: ~Copyable {
     /// multiple of `directBlock`. Nil when writes go through the page cache (`write(2)` at the
     /// file position).
     private var directOffset: Int?
+    /// Around the page cache: fsyncs that turn O_DIRECT off while they run.
+    private let flushes: DeviceFlushes?
+    /// O_DIRECT is off for now, while an fsync runs (`flushes`).
+    private var directSuspended = false
+    /// Bytes of whole blocks written through the page cache while an fsync ran (tests).
+    private(set) var bytesWrittenDuringFlushes = 0
 
     /// What O_DIRECT offsets, lengths and buffer addresses are multiples of: the largest logical
     /// block size of disks in use, so every device's smaller one divides it.
@@ -119,6 +132,7 @@ public struct OutputFile: ~Copyable {
         self.takesMembers = options.compression == .gzipMembers
         self.path = path
         self.syncOnClose = options.syncOnClose
+        self.flushes = options.writesWholeBlocks ? options.flushes : nil
         if options.writesWholeBlocks {
             // Block-aligned, in whole blocks: what O_DIRECT takes.
             let size = (options.bufferSize + Self.directBlock - 1) / Self.directBlock * Self.directBlock
@@ -364,9 +378,12 @@ extension OutputFile {
     /// Writes the buffer's whole blocks with O_DIRECT and moves the partial block that follows
     /// them (if any) to the buffer's start.
     private mutating func writeWholeBlocks() throws(OutputFileError) {
-        guard let offset = directOffset else { return }
+        guard directOffset != nil else { return }
         let whole = buffered / Self.directBlock * Self.directBlock
         guard whole > 0 else { return }
+        try followDeviceFlushes()
+        guard let offset = directOffset else { return }
+        if directSuspended { bytesWrittenDuringFlushes += whole }
         switch POSIX.writeAll(fd, UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<whole])), at: offset) {
         case .success:
             break
@@ -393,7 +410,7 @@ extension OutputFile {
     private mutating func flushAroundPageCache() throws(OutputFileError) {
         try writeWholeBlocks()
         guard let offset = directOffset, buffered > 0 else { return }
-        guard POSIX.setDirect(fd, false) else {
+        guard directSuspended || POSIX.setDirect(fd, false) else {
             try leaveDirectWrites()
             return
         }
@@ -403,7 +420,24 @@ extension OutputFile {
             throw failure!
         }
         bytesOnDisk = offset + buffered
-        if !POSIX.setDirect(fd, true) { try leaveDirectWrites() }
+        if !directSuspended, !POSIX.setDirect(fd, true) { try leaveDirectWrites() }
+    }
+
+    /// Whether the descriptor has O_DIRECT now, as the kernel says (tests).
+    var descriptorIsDirect: Bool { POSIX.isDirect(fd) }
+
+    /// Turns O_DIRECT off while an fsync of `flushes` runs and on again once none does. Where it
+    /// cannot be turned off, writes stay direct; where it cannot be turned on again, the file
+    /// goes on through the page cache.
+    private mutating func followDeviceFlushes() throws(OutputFileError) {
+        guard let flushes else { return }
+        let suspend = flushes.inProgress
+        guard suspend != directSuspended else { return }
+        if POSIX.setDirect(fd, !suspend) {
+            directSuspended = suspend
+        } else if !suspend {
+            try leaveDirectWrites()
+        }
     }
 
     /// From here on, writes go through the page cache at the file position: the buffer's bytes
@@ -411,6 +445,7 @@ extension OutputFile {
     private mutating func leaveDirectWrites() throws(OutputFileError) {
         guard let offset = directOffset else { return }
         directOffset = nil
+        directSuspended = false
         _ = POSIX.setDirect(fd, false)
         if case .failure(let error) = POSIX.seek(fd, to: offset) {
             failure = .writeFailed(path: path, error)

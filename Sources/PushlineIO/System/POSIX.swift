@@ -324,6 +324,12 @@ extension POSIX {
         return fcntl(fd, F_SETFL, on ? flags | direct : flags & ~direct) == 0
     }
 
+    /// Whether `fd`'s open file has `O_DIRECT` on.
+    static func isDirect(_ fd: Int32) -> Bool {
+        let direct = cpushlineio_open_flag_direct()
+        return direct != 0 && fcntl(fd, F_GETFL) & direct != 0
+    }
+
     /// Moves the file position to `offset`.
     static func seek(_ fd: Int32, to offset: Int) -> Result<Void, Errno> {
         lseek(fd, off_t(offset), SEEK_SET) >= 0 ? .success(()) : .failure(Errno(code: errno))

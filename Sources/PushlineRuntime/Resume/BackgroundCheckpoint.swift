@@ -17,6 +17,8 @@ final class BackgroundCheckpoint: Sendable {
     private let state: Mutex<State>
     private let queue = DispatchQueue(label: "pushline-checkpoint")
     let interval: Duration
+    /// Says when a checkpoint's fsyncs run, so the request files stay off the device meanwhile.
+    let flushes = DeviceFlushes()
 
     init(plan: CheckpointPlan) {
         state = Mutex(State(checkpointer: RunCheckpointer(plan: plan)))
@@ -36,7 +38,9 @@ final class BackgroundCheckpoint: Sendable {
             return true
         }
         guard started else { return false }
+        flushes.begin()
         queue.async { [self] in
+            defer { flushes.end() }
             var failure: String?
             do throws(OutputFileError) {
                 for handle in handles { try handle.sync() }

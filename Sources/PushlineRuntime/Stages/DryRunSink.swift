@@ -70,6 +70,8 @@ public actor DryRunSink: RequestSink {
     /// Checkpoints (and, resuming, where to continue): nil for an audience from standard input.
     private let checkpointPlan: CheckpointPlan?
     private var state = State.idle
+    /// The background checkpoints' fsyncs, which the request files write around (`DeviceFlushes`).
+    private var flushes: DeviceFlushes?
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// `routes`: the campaign's route table; one `requests-<provider>` file per provider it reaches.
@@ -123,6 +125,7 @@ public actor DryRunSink: RequestSink {
         defer { state = .closed }
         var report = SinkReport()
         let background = checkpointPlan.map(BackgroundCheckpoint.init)
+        flushes = background?.flushes
         // A resume continues the counts of the lines before its watermark.
         var settledThrough = 0
         if let plan = checkpointPlan, plan.resumed {
@@ -230,7 +233,7 @@ public actor DryRunSink: RequestSink {
     /// (the kernel's copy of every byte into it was a fifth of the demo's CPU on two cores;
     /// `OutputFile` does it for plain files only).
     private func open(_ name: String, compressed: Bool, bulk: Bool = false) throws(OutputFileError) -> OutputFile {
-        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk)
+        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk, flushes: bulk ? flushes : nil)
         if let resumed = checkpointPlan?.resumedPath(of: name) {
             return try OutputFile(resuming: resumed.path, path: folder + "/" + name, cut: .at(resumed.mark.bytes), options: options)
         }

@@ -117,4 +117,46 @@ import Testing
         try resumed.close()
         #expect(Self.firstDifference(try Self.contents(of: path), expected) == nil)
     }
+
+    /// While a checkpoint's fsync runs (`DeviceFlushes`), whole blocks go through the page cache,
+    /// as an O_DIRECT write would queue behind the disk's cache flush; once it ends they go
+    /// around it again. Every byte lands in order either way.
+    @Test(.enabled(if: temporaryDirectoryTakesDirectWrites, "skipped: the temporary directory's file system refuses O_DIRECT"))
+    func wholeBlocksGoThroughThePageCacheWhileAnFsyncRuns() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("requests-apns.ndjson")
+        let flushes = DeviceFlushes()
+        let bufferSize = 16 << 10
+        var file = try OutputFile(path: path, options: .init(bufferSize: bufferSize, bypassPageCache: true, flushes: flushes))
+        var expected: [UInt8] = []
+        var rng = SplitMix64(seed: 5)
+        var duringFlush = [Int]()
+        var direct = [Bool]()
+        for phase in 0..<3 {
+            if phase == 1 { flushes.begin() }
+            if phase == 2 { flushes.end() }
+            let before = file.bytesWrittenDuringFlushes
+            while expected.count < (phase + 1) * 10 * bufferSize {
+                let piece = (0..<Int(1 + rng.next() % 3_000)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                try piece.withUnsafeBytes { try file.write($0) }
+                expected += piece
+            }
+            duringFlush.append(file.bytesWrittenDuringFlushes - before)
+            direct.append(file.descriptorIsDirect)
+            if phase == 1 {
+                // A checkpoint during the flush: the partial block, too, through the page cache.
+                #expect(try file.checkpoint(sync: false) == expected.count)
+            }
+        }
+        #expect(duringFlush[0] == 0, "no fsync yet: every whole block around the page cache")
+        #expect(duringFlush[1] >= 8 * bufferSize, "during the fsync: through the page cache")
+        #expect(duringFlush[2] == 0, "after it: around the page cache again")
+        #expect(direct == [true, false, true], "the descriptor's O_DIRECT flag, as the kernel has it")
+        let around = file.writesAroundPageCache
+        #expect(around)
+        let onDisk = try file.close()
+        #expect(onDisk == expected.count)
+        #expect(Self.firstDifference(try Self.contents(of: path), expected) == nil)
+    }
 }
