@@ -19,10 +19,13 @@ final class BackgroundCheckpoint: Sendable {
     let interval: Duration
     /// Says when a checkpoint's fsyncs run, so the request files stay off the device meanwhile.
     let flushes = DeviceFlushes()
+    /// Called on the checkpoint's thread as its fsyncs start (tests).
+    private let whileSyncing: (@Sendable (DeviceFlushes) -> Void)?
 
-    init(plan: CheckpointPlan) {
+    init(plan: CheckpointPlan, whileSyncing: (@Sendable (DeviceFlushes) -> Void)? = nil) {
         state = Mutex(State(checkpointer: RunCheckpointer(plan: plan)))
         interval = plan.interval
+        self.whileSyncing = whileSyncing
     }
 
     /// The first failure to make a checkpoint durable.
@@ -41,6 +44,7 @@ final class BackgroundCheckpoint: Sendable {
         flushes.begin()
         queue.async { [self] in
             defer { flushes.end() }
+            whileSyncing?(flushes)
             var failure: String?
             do throws(OutputFileError) {
                 for handle in handles { try handle.sync() }

@@ -124,7 +124,7 @@ public actor DryRunSink: RequestSink {
         state = .writing
         defer { state = .closed }
         var report = SinkReport()
-        let background = checkpointPlan.map(BackgroundCheckpoint.init)
+        let background = checkpointPlan.map { BackgroundCheckpoint(plan: $0) }
         flushes = background?.flushes
         // A resume continues the counts of the lines before its watermark.
         var settledThrough = 0
