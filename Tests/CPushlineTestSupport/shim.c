@@ -54,10 +54,9 @@ int cpushlinetestsupport_await_exit(pid_t pid, int timeout_ms) {
         do {
             ready = poll(&watch, 1, timeout_ms);
         } while (ready < 0 && errno == EINTR);
-        int saved = errno;
         close(descriptor);
-        errno = saved;
-        return ready < 0 ? -1 : ready > 0 ? 1 : 0;
+        if (ready >= 0) return ready > 0 ? 1 : 0;
+        // poll failed: the loop below still honours the limit (a caller kills on 0).
     }
     // No pidfd (kernels before 5.3, or no descriptor left): look every 5 ms, without reaping.
     struct timespec step = {.tv_sec = 0, .tv_nsec = 5000000};

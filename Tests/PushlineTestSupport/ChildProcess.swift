@@ -126,8 +126,8 @@ public final class ChildProcess: @unchecked Sendable {
         precondition(pid > 0, "waitForExit before run")
         if let exit { return exit }
         let milliseconds = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
-        // Only a timeout kills: an error from the wait (none expected) leaves the child to the
-        // blocking reap below.
+        // Only a timeout kills. The wait fails only for a child the system no longer has, which
+        // the reap below reports at once as `statusLost`.
         if cpushlinetestsupport_await_exit(pid, Int32(clamping: milliseconds)) == 0 {
             kill(pid, SIGKILL)
         }

@@ -16,7 +16,7 @@ import Glibc
 public enum ThreadName {
     public static func setCurrent(_ name: String) {
         #if os(Linux)
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         let bytes = Array(name.utf8.prefix(15))

@@ -378,11 +378,10 @@ extension OutputFile {
     /// Writes the buffer's whole blocks with O_DIRECT and moves the partial block that follows
     /// them (if any) to the buffer's start.
     private mutating func writeWholeBlocks() throws(OutputFileError) {
-        guard directOffset != nil else { return }
-        let whole = buffered / Self.directBlock * Self.directBlock
-        guard whole > 0 else { return }
         try followDeviceFlushes()
         guard let offset = directOffset else { return }
+        let whole = buffered / Self.directBlock * Self.directBlock
+        guard whole > 0 else { return }
         if directSuspended { bytesWrittenDuringFlushes += whole }
         switch POSIX.writeAll(fd, UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<whole])), at: offset) {
         case .success:
@@ -430,7 +429,8 @@ extension OutputFile {
     /// cannot be turned off, writes stay direct; where it cannot be turned on again, the file
     /// goes on through the page cache.
     private mutating func followDeviceFlushes() throws(OutputFileError) {
-        guard let flushes else { return }
+        // A file that left direct writes for good (`leaveDirectWrites`) never takes O_DIRECT again.
+        guard let flushes, directOffset != nil else { return }
         let suspend = flushes.inProgress
         guard suspend != directSuspended else { return }
         if POSIX.setDirect(fd, !suspend) {

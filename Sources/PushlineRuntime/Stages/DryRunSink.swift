@@ -70,8 +70,6 @@ public actor DryRunSink: RequestSink {
     /// Checkpoints (and, resuming, where to continue): nil for an audience from standard input.
     private let checkpointPlan: CheckpointPlan?
     private var state = State.idle
-    /// The background checkpoints' fsyncs, which the request files write around (`DeviceFlushes`).
-    private var flushes: DeviceFlushes?
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// `routes`: the campaign's route table; one `requests-<provider>` file per provider it reaches.
@@ -125,7 +123,6 @@ public actor DryRunSink: RequestSink {
         defer { state = .closed }
         var report = SinkReport()
         let background = checkpointPlan.map { BackgroundCheckpoint(plan: $0) }
-        flushes = background?.flushes
         // A resume continues the counts of the lines before its watermark.
         var settledThrough = 0
         if let plan = checkpointPlan, plan.resumed {
@@ -139,7 +136,7 @@ public actor DryRunSink: RequestSink {
             if writesDeferred { deferred = OpenFile(name: "deferred.ndjson", file: try open("deferred.ndjson", compressed: false)) }
             for provider in providers {
                 let name = "requests-\(provider.rawValue).ndjson" + (gzip ? ".gz" : "")
-                requestFiles[provider] = OpenFile(name: name, file: try open(name, compressed: gzip, bulk: true))
+                requestFiles[provider] = OpenFile(name: name, file: try open(name, compressed: gzip, bulk: true, flushes: background?.flushes))
             }
             rejects = OpenFile(name: "rejects.ndjson", file: try open("rejects.ndjson", compressed: false))
         } catch {
@@ -231,9 +228,9 @@ public actor DryRunSink: RequestSink {
 
     /// `bulk`: the request files, most of the bytes a dry run writes, go around the page cache
     /// (the kernel's copy of every byte into it was a fifth of the demo's CPU on two cores;
-    /// `OutputFile` does it for plain files only).
-    private func open(_ name: String, compressed: Bool, bulk: Bool = false) throws(OutputFileError) -> OutputFile {
-        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk, flushes: bulk ? flushes : nil)
+    /// `OutputFile` does it for plain files only), except while one of `flushes` runs.
+    private func open(_ name: String, compressed: Bool, bulk: Bool = false, flushes: DeviceFlushes? = nil) throws(OutputFileError) -> OutputFile {
+        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk, flushes: flushes)
         if let resumed = checkpointPlan?.resumedPath(of: name) {
             return try OutputFile(resuming: resumed.path, path: folder + "/" + name, cut: .at(resumed.mark.bytes), options: options)
         }

@@ -19,7 +19,9 @@ int cpushlinetestsupport_spawn(pid_t *pid, const char *path, char *const argv[],
                                const char *directory, int input, int output, int error);
 
 /// Waits up to `timeout_ms` (negative: for good) for `pid` to end, without reaping it.
-/// Returns 1 when it has ended, 0 on timeout, -1 with errno set on error.
+/// Returns 1 when it has ended, 0 on timeout, -1 with errno set when the system has no such
+/// child (ECHILD: not this process's, or reaped already). A failing pidfd falls back to polling,
+/// so the limit holds.
 int cpushlinetestsupport_await_exit(pid_t pid, int timeout_ms);
 
 /// Reaps `pid` if it has ended (`block`: waits for it to end). Returns 1 and stores how it
