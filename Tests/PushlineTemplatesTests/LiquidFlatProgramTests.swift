@@ -16,6 +16,9 @@ import Testing
         "{{ customer.missing | default: 'x y' | url_encode }}|{{ customer.first_name | downcase }}",
         "{{ customer.tags | default: 'no tags' }}",
         "{{ customer.ratio | upcase }}|{{ customer.ok | default: 'F' }}",
+        // Literal and default text that JSON escaping changes (copied verbatim only when it does not).
+        "Say \"{{ customer.first_name }}\"\t\\ \u{2028}{{ customer.missing | default: 'q\"\u{2029}' }}",
+        "{{ customer.missing | default: 'é 東' | upcase }}\u{2028}",
     ]
 
     static let records = [
@@ -30,6 +33,8 @@ import Testing
         #"{"customer":[1,2],"event":"x"}"#,
         #"{"customer":{"tier":"Zürich ÀÉÎ ΟΔΟΣ Москва","first_name":"ß straße İstanbul ǅ"},"event":{"event_title":"Ünïcödé ÿ Ÿ ǈ","city":"東京 Zürich"}}"#,
         #"{"customer":{"tier":"a\u0301 e\u0300 ĸ ŉ ſ","first_name":"\u00df"},"event":{"event_title":"\u0130 \u0131 \u03a3\u03c2","city":"\u00ff"}}"#,
+        // U+2028 / U+2029 as they are: valid JSON with no escape, which the writer still escapes.
+        #"{"customer":{"first_name":"line\#u{2028}sep","tier":"up\#u{2029}x"},"event":{"event_title":"A\#u{2028}B é","city":"c\#u{2028}d é"}}"#,
     ]
 
     @Test(arguments: [TemplateOptions(), TemplateOptions(strict: true), TemplateOptions(maxOutputBytes: 24)])

@@ -187,10 +187,13 @@ internal struct JSONTapeEntry: Sendable {
     /// a subtree is one load.
     var next: UInt32
     /// Containers: number of elements or members. Strings: `escaped` when the content holds
-    /// escapes, plus `loneSurrogate` when one of them is a lone surrogate.
+    /// escapes, plus `loneSurrogate` when one of them is a lone surrogate; `lineSeparator` when
+    /// it holds U+2028 or U+2029 as they are. A string with none of these is content that
+    /// `JSONEscaper` copies unchanged (the parser refused everything else it escapes).
     /// Numbers: 1 when written as an integer (no fraction, no exponent).
     var aux: UInt32
 
     static let escaped: UInt32 = 1
     static let loneSurrogate: UInt32 = 2
+    static let lineSeparator: UInt32 = 4
 }

@@ -95,6 +95,27 @@ public enum JSONEscaper {
         return i + length
     }
 
+    /// Whether `appendEscaped` copies `text` as it is: valid UTF-8 holding no quote, backslash,
+    /// control character, U+2028 or U+2029. Text known to pass (template text checked once at
+    /// compile time) can be appended without an escaping pass (`RenderOutput.writeVerbatim`).
+    public static func leavesUnchanged(_ text: UnsafeRawBufferPointer) -> Bool {
+        guard let base = text.baseAddress else { return true }
+        let n = text.count
+        var i = 0
+        while i < n {
+            let b = base.load(fromByteOffset: i, as: UInt8.self)
+            if b >= 0x20 && b != 0x22 && b != 0x5C && b < 0x80 {
+                i &+= 1
+                continue
+            }
+            guard b >= 0x80 else { return false }
+            let length = UTF8Validation.sequenceLength(base, i, n)
+            guard length > 0, !isLineOrParagraphSeparator(base, i, length) else { return false }
+            i &+= length
+        }
+        return true
+    }
+
     /// How many bytes `appendEscaped` writes for `text`, without writing them (the same rules:
     /// 2 for `"` `\\` and the short control escapes, 6 for other controls and U+2028/U+2029, 3 per
     /// invalid UTF-8 subpart, the byte count otherwise).

@@ -179,7 +179,7 @@ internal enum JSONParser {
     }
 
     /// Scans the string whose opening quote is at `i`; returns the offset past its closing quote
-    /// and its tape flags (`JSONTapeEntry.escaped`, `.loneSurrogate`).
+    /// and its tape flags (`JSONTapeEntry.escaped`, `.loneSurrogate`, `.lineSeparator`).
     @inline(__always)
     private static func scanString(_ p: UnsafeRawPointer, _ n: Int, _ i: Int) throws(Stop) -> (end: Int, flags: UInt32) {
         var k = i &+ 1
@@ -212,6 +212,7 @@ internal enum JSONParser {
                 guard length > 0 else {
                     throw .invalid(JSONParseError(offset: k, message: "invalid UTF-8 in a string"))
                 }
+                if JSONEscaper.isLineOrParagraphSeparator(p, k, length) { flags |= JSONTapeEntry.lineSeparator }
                 k &+= length
             } else {
                 k &+= 1

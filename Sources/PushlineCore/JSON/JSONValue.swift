@@ -49,7 +49,13 @@ public struct JSONValue: Sendable {
     // MARK: Strings
 
     /// Whether the string's content holds escapes (false: the raw content bytes are the value).
-    public var stringHasEscapes: Bool { kind == .string && entry.aux != 0 }
+    public var stringHasEscapes: Bool { kind == .string && entry.aux & JSONTapeEntry.escaped != 0 }
+
+    /// Whether this is a string whose raw content is its value and is also valid JSON string
+    /// content that `JSONEscaper` leaves as it is: no escapes, no U+2028 or U+2029 (the parser
+    /// refused quotes, control characters and invalid UTF-8). Such content can be copied into a
+    /// JSON string without an escaping pass (`RenderOutput.writeVerbatim`).
+    public var stringIsVerbatimJSON: Bool { kind == .string && entry.aux == 0 }
 
     /// Calls `body` with the unescaped UTF-8 content of a string (no allocation when it has no
     /// escapes; lone surrogate escapes become U+FFFD). Nil when the value is not a string.
@@ -58,7 +64,7 @@ public struct JSONValue: Sendable {
     /// lengthens it), on the stack when small.
     public func withUnescapedString<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
         guard kind == .string else { return nil }
-        let escaped = entry.aux != 0
+        let escaped = entry.aux & JSONTapeEntry.escaped != 0
         let range = byteRange
         // The standard library's closures are not typed-throws yet, hence the Result.
         let result = document.withText { all, _ -> Result<R, E> in
@@ -84,7 +90,7 @@ public struct JSONValue: Sendable {
         let e = entry
         return document.withText { all, base in
             let content = UnsafeRawBufferPointer(rebasing: all[(base &+ Int(e.start) &+ 1)..<(base &+ Int(e.end) &- 1)])
-            return Self.contentEquals(content, escaped: e.aux != 0, bytes)
+            return Self.contentEquals(content, escaped: e.aux & JSONTapeEntry.escaped != 0, bytes)
         }
     }
 
@@ -201,7 +207,7 @@ public struct JSONValue: Sendable {
         while k < end {
             let name = tape[k]
             let content = UnsafeRawBufferPointer(rebasing: all[(base &+ Int(name.start) &+ 1)..<(base &+ Int(name.end) &- 1)])
-            if contentEquals(content, escaped: name.aux != 0, key) { found = k &+ 1 }
+            if contentEquals(content, escaped: name.aux & JSONTapeEntry.escaped != 0, key) { found = k &+ 1 }
             k = Int(tape[k &+ 1].next)
         }
         return found

@@ -91,6 +91,25 @@ public struct RenderOutput: Sendable {
         withUnsafeBytes(of: byte) { append($0) }
     }
 
+    /// Appends text that JSON escaping leaves as it is (`JSONEscaper.leavesUnchanged`): a
+    /// record string the parser vouched for (`JSONValue.stringIsVerbatimJSON`), template text
+    /// checked at compile time, or a filter's output built from such text. Counted and limited
+    /// like `write`, but copied without an escaping pass. Debug builds check the claim.
+    public mutating func writeVerbatim(_ text: UnsafeRawBufferPointer) throws(LimitExceeded) {
+        try reserveText(text.count)
+        appendVerbatim(text)
+    }
+
+    public mutating func writeVerbatim(_ text: ArraySlice<UInt8>) throws(LimitExceeded) {
+        try reserveText(text.count)
+        text.withUnsafeBytes { appendVerbatim($0) }
+    }
+
+    private mutating func appendVerbatim(_ text: UnsafeRawBufferPointer) {
+        assert(JSONEscaper.leavesUnchanged(text), "writeVerbatim was given text that JSON escaping changes")
+        storage.append(contentsOf: text)
+    }
+
     private mutating func append(_ text: UnsafeRawBufferPointer) {
         switch mode {
         case .raw: storage.append(contentsOf: text)

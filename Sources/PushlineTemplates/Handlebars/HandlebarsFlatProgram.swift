@@ -12,8 +12,8 @@ import PushlineCore
 /// results are the general renderer's, always.
 struct HandlebarsFlatProgram: Sendable {
     enum Op: Sendable {
-        /// Literal bytes of `text`.
-        case text(Range<Int>)
+        /// Literal bytes of `text`; `verbatim` when JSON escaping leaves them as they are.
+        case text(Range<Int>, verbatim: Bool)
         /// `outputs[i]`.
         case output(Int)
         /// `branches[i]`: its bodies are the ops after it.
@@ -106,7 +106,8 @@ struct HandlebarsFlatProgram: Sendable {
                 case .text(let bytes):
                     let start = text.count
                     text += bytes
-                    ops.append(.text(start..<text.count))
+                    let verbatim = bytes.withUnsafeBytes { JSONEscaper.leavesUnchanged($0) }
+                    ops.append(.text(start..<text.count, verbatim: verbatim))
                 case .lookup(let lookup):
                     guard let path = lookup.contextPath else { return false }
                     outputs.append(Output(path: path, escaped: lookup.escaped && htmlEscape, transform: .none, node: [node]))
@@ -167,8 +168,12 @@ struct HandlebarsFlatProgram: Sendable {
         var i = range.lowerBound
         while i < range.upperBound {
             switch ops[i] {
-            case .text(let bytes):
-                do { try output.write(text[bytes]) } catch { throw TemplateRenderError(error) }
+            case .text(let bytes, let verbatim):
+                do throws(RenderOutput.LimitExceeded) {
+                    if verbatim { try output.writeVerbatim(text[bytes]) } else { try output.write(text[bytes]) }
+                } catch {
+                    throw TemplateRenderError(error)
+                }
                 i += 1
             case .output(let index):
                 // By index, not by copy: a copied `Output` would retain its path and node.

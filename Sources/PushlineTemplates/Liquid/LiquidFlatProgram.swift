@@ -12,8 +12,8 @@ import PushlineCore
 /// renderer for that one output or condition, so results are the general renderer's, always.
 struct LiquidFlatProgram: Sendable {
     enum Op: Sendable {
-        /// Literal bytes of `text`.
-        case text(Range<Int>)
+        /// Literal bytes of `text`; `verbatim` when JSON escaping leaves them as they are.
+        case text(Range<Int>, verbatim: Bool)
         /// `outputs[i]`.
         case output(Int)
         /// `branches[i]`: its bodies are the ops after it.
@@ -30,6 +30,8 @@ struct LiquidFlatProgram: Sendable {
         var expression: LiquidFilteredExpression
         /// `default: '<text>'` first.
         var defaultText: [UInt8]?
+        /// Whether JSON escaping leaves `defaultText` as it is.
+        var defaultVerbatim: Bool
         var transform: Transform
     }
 
@@ -90,7 +92,8 @@ struct LiquidFlatProgram: Sendable {
                 case .text(let bytes):
                     let start = text.count
                     text += bytes
-                    ops.append(.text(start..<text.count))
+                    let verbatim = bytes.withUnsafeBytes { JSONEscaper.leavesUnchanged($0) }
+                    ops.append(.text(start..<text.count, verbatim: verbatim))
                 case .output(let expression):
                     guard let output = Self.output(expression) else { return false }
                     outputs.append(output)
@@ -138,7 +141,8 @@ struct LiquidFlatProgram: Sendable {
                 default: return nil
                 }
             }
-            return Output(path: path, expression: expression, defaultText: defaultText, transform: transform)
+            let defaultVerbatim = defaultText?.withUnsafeBytes { JSONEscaper.leavesUnchanged($0) } ?? false
+            return Output(path: path, expression: expression, defaultText: defaultText, defaultVerbatim: defaultVerbatim, transform: transform)
         }
     }
 
@@ -171,8 +175,12 @@ struct LiquidFlatProgram: Sendable {
         var i = range.lowerBound
         while i < range.upperBound {
             switch ops[i] {
-            case .text(let bytes):
-                do { try output.write(text[bytes]) } catch { throw TemplateRenderError(error) }
+            case .text(let bytes, let verbatim):
+                do throws(RenderOutput.LimitExceeded) {
+                    if verbatim { try output.writeVerbatim(text[bytes]) } else { try output.write(text[bytes]) }
+                } catch {
+                    throw TemplateRenderError(error)
+                }
                 i += 1
             case .output(let index):
                 // By index, not by copy: a copied `Output` would retain its path and expression.
@@ -220,13 +228,19 @@ struct LiquidFlatProgram: Sendable {
             if !value.stringHasEscapes {
                 // A slice of the record, as `LiquidValue.write` takes it: the generic, cross-module
                 // `withUnescapedString` costs a runtime metadata lookup per call.
+                // Verbatim when the parser vouched for it: escaping would copy it unchanged.
                 let range = value.byteRange
                 let content = value.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+                let verbatim = value.stringIsVerbatimJSON
                 guard transform != .none else {
-                    do { try output.write(content) } catch { throw TemplateRenderError(error) }
+                    do throws(RenderOutput.LimitExceeded) {
+                        if verbatim { try output.writeVerbatim(content) } else { try output.write(content) }
+                    } catch {
+                        throw TemplateRenderError(error)
+                    }
                     return true
                 }
-                return try transformed(content, transform, into: &output)
+                return try transformed(content, transform, verbatim: verbatim, into: &output)
             }
             let done = try value.withUnescapedString { (bytes) throws(TemplateRenderError) -> Bool in
                 try self.transform(bytes, transform, into: &output)
@@ -245,35 +259,45 @@ struct LiquidFlatProgram: Sendable {
 
     private func writeDefault(_ index: Int, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
         guard let text = outputs[index].defaultText else { return false }
-        return try transform(text, outputs[index].transform, into: &output)
+        return try transform(text, outputs[index].transform, verbatim: outputs[index].defaultVerbatim, into: &output)
     }
 
     /// Writes `bytes` through `transform`; false (nothing written) for text a case filter must
     /// treat as Unicode.
     private func transform(_ bytes: UnsafeRawBufferPointer, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
-        guard transform == .none else { return try transformed(bytes, transform, into: &output) }
+        guard transform == .none else { return try transformed(bytes, transform, verbatim: false, into: &output) }
         do { try output.write(bytes) } catch { throw TemplateRenderError(error) }
         return true
     }
 
-    private func transform(_ bytes: [UInt8], _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
-        guard transform == .none else { return try transformed(bytes, transform, into: &output) }
-        do { try output.write(bytes) } catch { throw TemplateRenderError(error) }
+    private func transform(_ bytes: [UInt8], _ transform: Transform, verbatim: Bool, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+        guard transform == .none else { return try transformed(bytes, transform, verbatim: verbatim, into: &output) }
+        do throws(RenderOutput.LimitExceeded) {
+            if verbatim { try output.writeVerbatim(bytes[...]) } else { try output.write(bytes) }
+        } catch {
+            throw TemplateRenderError(error)
+        }
         return true
     }
 
     /// `downcase`, `upcase` or `url_encode` applied in runs of a stack buffer: one `write` (one
     /// limit check, one escape pass) per 256 bytes, not per byte. False (nothing written) for
     /// text a case filter must treat as Unicode.
-    private func transformed(_ bytes: some Collection<UInt8>, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+    ///
+    /// Runs skip the escaping pass when escaping leaves them as they are: `url_encode` writes
+    /// only unreserved ASCII, `+` and `%XX`; casing `verbatim` text keeps it so (ASCII letters
+    /// stay letters, two-byte characters map to two-byte letters, longer ones are copied).
+    private func transformed(_ bytes: some Collection<UInt8>, _ transform: Transform, verbatim: Bool, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
         do throws(RenderOutput.LimitExceeded) {
             switch transform {
             case .downcase, .upcase:
                 let upper = transform == .upcase
                 guard SimpleCasing.mappable(bytes, upper: upper) else { return false }
-                try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run) }
+                try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in
+                    if verbatim { try output.writeVerbatim(run) } else { try output.write(run) }
+                }
             case .urlEncode:
-                try Self.urlEncode(bytes) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run) }
+                try Self.urlEncode(bytes) { (run) throws(RenderOutput.LimitExceeded) in try output.writeVerbatim(run) }
             case .none:
                 // Not reached: plain values are written without coming here.
                 try output.write(Array(bytes))

@@ -20,6 +20,8 @@ import Testing
         "{{customer.points}} {{upper customer.points}} {{customer.ratio}} {{lower customer.ratio}}",
         "{{this.customer.first_name}}|{{./event.city}}",
         "plain text only & <b>",
+        // Literal text that JSON escaping changes (copied verbatim only when it does not).
+        "Say \"{{customer.first_name}}\"\t\\ \u{2028}{{upper event.city}}\u{2029}",
     ]
 
     static let long = String(repeating: "Long text & <more> ", count: 40)
