@@ -3,8 +3,9 @@
 /// Reuse one writer for many payloads: `removeAll()` keeps the capacity, so in steady state
 /// encoding allocates nothing. Separators are tracked with one flag (a value just ended, so the
 /// next key or element needs a comma), which is enough for any nesting because containers are
-/// themselves values. Every string goes through `JSONEscaper`, so the output is valid UTF-8 and
-/// valid JSON whatever the input bytes hold.
+/// themselves values. Every string goes through `JSONEscaper` (rendered text it would leave as it
+/// is may skip the scan: `RenderOutput.writeVerbatim`), so the output is valid UTF-8 and valid
+/// JSON whatever the input bytes hold.
 public struct JSONWriter: Sendable {
     /// The JSON written so far.
     public internal(set) var bytes: [UInt8]
