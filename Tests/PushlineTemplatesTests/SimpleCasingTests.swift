@@ -20,9 +20,11 @@ import Testing
 
 
     /// Every character of two UTF-8 bytes, alone (between ASCII letters) and all in one text,
-    /// escaped as `\uXXXX` in the record: the two-byte tables give what the general filters and
-    /// helpers give, in Liquid and in Handlebars (escaped and not).
-    @Test func everyTwoByteCharacterIsCasedAsTheGeneralRenderersCaseIt() throws {
+    /// escaped as `\uXXXX` in the record or written as it is (which the flat programs copy
+    /// without an escaping pass): the two-byte tables give what the general filters and helpers
+    /// give, in Liquid and in Handlebars (escaped and not).
+    @Test(arguments: [false, true])
+    func everyTwoByteCharacterIsCasedAsTheGeneralRenderersCaseIt(asItIs: Bool) throws {
         let options = TemplateOptions(maxOutputBytes: 1 << 20)
         let liquid = try ["{{ a | downcase }}", "{{ a | upcase }}"].map { try LiquidTemplate(compiling: $0, options: options) }
         let handlebars = try ["{{upper a}}", "{{lower a}}", "{{{uppercase a}}}", "{{lowercase a}}"].map {
@@ -39,7 +41,7 @@ import Testing
         for text in texts {
             var escaped = ""
             for scalar in text.unicodeScalars {
-                escaped += scalar.value < 0x80 ? String(scalar) : String(format: "\\u%04x", scalar.value)
+                escaped += scalar.value < 0x80 || asItIs ? String(scalar) : String(format: "\\u%04x", scalar.value)
             }
             let record = try JSONDocument(parsing: #"{"a":"\#(escaped)"}"#).root
             let what = text.unicodeScalars.map { String($0.value, radix: 16) }
