@@ -97,7 +97,7 @@ public enum JSONEscaper {
 
     /// Whether `appendEscaped` copies `text` as it is: valid UTF-8 holding no quote, backslash,
     /// control character, U+2028 or U+2029. Text known to pass (template text checked once at
-    /// compile time) can be appended without an escaping pass (`RenderOutput.writeVerbatim`).
+    /// compile time) can be appended without an escaping pass (`RenderOutput.write(_:verbatim:)`).
     public static func leavesUnchanged(_ text: UnsafeRawBufferPointer) -> Bool {
         guard let base = text.baseAddress else { return true }
         let n = text.count

@@ -54,7 +54,7 @@ public struct JSONValue: Sendable {
     /// Whether this is a string whose raw content is its value and is also valid JSON string
     /// content that `JSONEscaper` leaves as it is: no escapes, no U+2028 or U+2029 (the parser
     /// refused quotes, control characters and invalid UTF-8). Such content can be copied into a
-    /// JSON string without an escaping pass (`RenderOutput.writeVerbatim`).
+    /// JSON string without an escaping pass (`RenderOutput.write(_:verbatim:)`).
     public var stringIsVerbatimJSON: Bool { kind == .string && entry.aux == 0 }
 
     /// Calls `body` with the unescaped UTF-8 content of a string (no allocation when it has no

@@ -4,7 +4,7 @@
 /// encoding allocates nothing. Separators are tracked with one flag (a value just ended, so the
 /// next key or element needs a comma), which is enough for any nesting because containers are
 /// themselves values. Every string goes through `JSONEscaper` (rendered text it would leave as it
-/// is may skip the scan: `RenderOutput.writeVerbatim`), so the output is valid UTF-8 and valid
+/// is may skip the scan: `RenderOutput.write(_:verbatim:)`), so the output is valid UTF-8 and valid
 /// JSON whatever the input bytes hold.
 public struct JSONWriter: Sendable {
     /// The JSON written so far.

@@ -61,9 +61,15 @@ public struct RenderOutput: Sendable {
     }
 
     /// Appends text bytes (expected to be UTF-8; invalid sequences become U+FFFD when escaping).
-    public mutating func write(_ text: UnsafeRawBufferPointer) throws(LimitExceeded) {
+    ///
+    /// `verbatim`: the caller knows JSON escaping leaves the text as it is
+    /// (`JSONEscaper.leavesUnchanged`): a record string the parser vouched for
+    /// (`JSONValue.stringIsVerbatimJSON`), template text checked at compile time, or a filter's
+    /// output built from such text. It is counted and limited the same, and copied without the
+    /// escaping scan. Debug builds check the claim.
+    public mutating func write(_ text: UnsafeRawBufferPointer, verbatim: Bool = false) throws(LimitExceeded) {
         try reserveText(text.count)
-        append(text)
+        append(text, verbatim: verbatim)
     }
 
     public mutating func write(_ text: StaticString) throws(LimitExceeded) {
@@ -75,9 +81,9 @@ public struct RenderOutput: Sendable {
         text.withUnsafeBytes { append($0) }
     }
 
-    public mutating func write(_ text: ArraySlice<UInt8>) throws(LimitExceeded) {
+    public mutating func write(_ text: ArraySlice<UInt8>, verbatim: Bool = false) throws(LimitExceeded) {
         try reserveText(text.count)
-        text.withUnsafeBytes { append($0) }
+        text.withUnsafeBytes { append($0, verbatim: verbatim) }
     }
 
     public mutating func write(_ text: String) throws(LimitExceeded) {
@@ -91,29 +97,13 @@ public struct RenderOutput: Sendable {
         withUnsafeBytes(of: byte) { append($0) }
     }
 
-    /// Appends text that JSON escaping leaves as it is (`JSONEscaper.leavesUnchanged`): a
-    /// record string the parser vouched for (`JSONValue.stringIsVerbatimJSON`), template text
-    /// checked at compile time, or a filter's output built from such text. Counted and limited
-    /// like `write`, but copied without an escaping pass. Debug builds check the claim.
-    public mutating func writeVerbatim(_ text: UnsafeRawBufferPointer) throws(LimitExceeded) {
-        try reserveText(text.count)
-        appendVerbatim(text)
-    }
-
-    public mutating func writeVerbatim(_ text: ArraySlice<UInt8>) throws(LimitExceeded) {
-        try reserveText(text.count)
-        text.withUnsafeBytes { appendVerbatim($0) }
-    }
-
-    private mutating func appendVerbatim(_ text: UnsafeRawBufferPointer) {
-        assert(JSONEscaper.leavesUnchanged(text), "writeVerbatim was given text that JSON escaping changes")
-        storage.append(contentsOf: text)
-    }
-
-    private mutating func append(_ text: UnsafeRawBufferPointer) {
-        switch mode {
-        case .raw: storage.append(contentsOf: text)
-        case .jsonStringContent: JSONEscaper.appendEscaped(text, to: &storage)
+    private mutating func append(_ text: UnsafeRawBufferPointer, verbatim: Bool = false) {
+        // Checked in both modes: the claim is about the text, whichever output it reaches.
+        assert(!verbatim || JSONEscaper.leavesUnchanged(text), "text written verbatim that JSON escaping changes")
+        if mode == .raw || verbatim {
+            storage.append(contentsOf: text)
+        } else {
+            JSONEscaper.appendEscaped(text, to: &storage)
         }
     }
 

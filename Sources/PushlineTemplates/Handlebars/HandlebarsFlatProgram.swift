@@ -169,11 +169,7 @@ struct HandlebarsFlatProgram: Sendable {
         while i < range.upperBound {
             switch ops[i] {
             case .text(let bytes, let verbatim):
-                do throws(RenderOutput.LimitExceeded) {
-                    if verbatim { try output.writeVerbatim(text[bytes]) } else { try output.write(text[bytes]) }
-                } catch {
-                    throw TemplateRenderError(error)
-                }
+                do { try output.write(text[bytes], verbatim: verbatim) } catch { throw TemplateRenderError(error) }
                 i += 1
             case .output(let index):
                 // By index, not by copy: a copied `Output` would retain its path and node.

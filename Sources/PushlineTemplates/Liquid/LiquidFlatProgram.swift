@@ -176,11 +176,7 @@ struct LiquidFlatProgram: Sendable {
         while i < range.upperBound {
             switch ops[i] {
             case .text(let bytes, let verbatim):
-                do throws(RenderOutput.LimitExceeded) {
-                    if verbatim { try output.writeVerbatim(text[bytes]) } else { try output.write(text[bytes]) }
-                } catch {
-                    throw TemplateRenderError(error)
-                }
+                do { try output.write(text[bytes], verbatim: verbatim) } catch { throw TemplateRenderError(error) }
                 i += 1
             case .output(let index):
                 // By index, not by copy: a copied `Output` would retain its path and expression.
@@ -225,19 +221,16 @@ struct LiquidFlatProgram: Sendable {
         switch value.kind {
         case .string:
             if value.byteRange.count == 2, outputs[index].defaultText != nil { return try writeDefault(index, into: &output) }
-            if !value.stringHasEscapes {
+            // Verbatim when the parser vouched for it (escaping would copy it unchanged); that is
+            // the common case, so it is asked first and alone.
+            let verbatim = value.stringIsVerbatimJSON
+            if verbatim || !value.stringHasEscapes {
                 // A slice of the record, as `LiquidValue.write` takes it: the generic, cross-module
                 // `withUnescapedString` costs a runtime metadata lookup per call.
-                // Verbatim when the parser vouched for it: escaping would copy it unchanged.
                 let range = value.byteRange
                 let content = value.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
-                let verbatim = value.stringIsVerbatimJSON
                 guard transform != .none else {
-                    do throws(RenderOutput.LimitExceeded) {
-                        if verbatim { try output.writeVerbatim(content) } else { try output.write(content) }
-                    } catch {
-                        throw TemplateRenderError(error)
-                    }
+                    do { try output.write(content, verbatim: verbatim) } catch { throw TemplateRenderError(error) }
                     return true
                 }
                 return try transformed(content, transform, verbatim: verbatim, into: &output)
@@ -264,20 +257,17 @@ struct LiquidFlatProgram: Sendable {
 
     /// Writes `bytes` through `transform`; false (nothing written) for text a case filter must
     /// treat as Unicode.
-    private func transform(_ bytes: UnsafeRawBufferPointer, _ transform: Transform, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
-        guard transform == .none else { return try transformed(bytes, transform, verbatim: false, into: &output) }
-        do { try output.write(bytes) } catch { throw TemplateRenderError(error) }
+    private func transform(_ bytes: UnsafeRawBufferPointer, _ transform: Transform, verbatim: Bool = false, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
+        guard transform == .none else { return try transformed(bytes, transform, verbatim: verbatim, into: &output) }
+        do { try output.write(bytes, verbatim: verbatim) } catch { throw TemplateRenderError(error) }
         return true
     }
 
     private func transform(_ bytes: [UInt8], _ transform: Transform, verbatim: Bool, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
-        guard transform == .none else { return try transformed(bytes, transform, verbatim: verbatim, into: &output) }
-        do throws(RenderOutput.LimitExceeded) {
-            if verbatim { try output.writeVerbatim(bytes[...]) } else { try output.write(bytes) }
-        } catch {
-            throw TemplateRenderError(error)
-        }
-        return true
+        // Array.withUnsafeBytes is not typed-throws: the error comes out in a Result.
+        try bytes.withUnsafeBytes { bytes in
+            Result { () throws(TemplateRenderError) -> Bool in try self.transform(bytes, transform, verbatim: verbatim, into: &output) }
+        }.get()
     }
 
     /// `downcase`, `upcase` or `url_encode` applied in runs of a stack buffer: one `write` (one
@@ -293,11 +283,9 @@ struct LiquidFlatProgram: Sendable {
             case .downcase, .upcase:
                 let upper = transform == .upcase
                 guard SimpleCasing.mappable(bytes, upper: upper) else { return false }
-                try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in
-                    if verbatim { try output.writeVerbatim(run) } else { try output.write(run) }
-                }
+                try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run, verbatim: verbatim) }
             case .urlEncode:
-                try Self.urlEncode(bytes) { (run) throws(RenderOutput.LimitExceeded) in try output.writeVerbatim(run) }
+                try Self.urlEncode(bytes) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run, verbatim: true) }
             case .none:
                 // Not reached: plain values are written without coming here.
                 try output.write(Array(bytes))
