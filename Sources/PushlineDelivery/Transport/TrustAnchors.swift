@@ -7,10 +7,16 @@ import Foundation
 /// libcurl was built with, then `ca_file`, and give that to `CURLOPT_CAINFO`. A file rather than
 /// `CURLOPT_CAINFO_BLOB`: libcurl compares blobs byte by byte each time it considers reusing a
 /// connection and never caches a blob's parsed store, while a file's store is cached per multi
-/// handle (see `CABundleChoice`). The file is private to the process (0600, exclusive create)
-/// and removed when the transport shuts down.
+/// handle (see `CABundleChoice`). The file is private to the process (0600, exclusive create),
+/// and on Linux it has no name: it is unlinked as soon as it is open and libcurl is given
+/// `/proc/self/fd/N`, so a run killed with SIGKILL leaves nothing behind in the temporary
+/// directory. The descriptor is closed when the transport shuts down.
 final class TrustAnchors: Sendable {
+    /// What `CURLOPT_CAINFO` names: `/proc/self/fd/N` on Linux, the file's own path elsewhere.
     let bundlePath: String
+    private let descriptor: Int32
+    /// Whether the file still has its name in the temporary directory (never on Linux).
+    private let isNamed: Bool
     /// The combined file holds the system bundle too (false when it could not be read).
     let includesSystemBundle: Bool
 
@@ -28,10 +34,13 @@ final class TrustAnchors: Sendable {
         }
         combined.append(contentsOf: extra)
         combined.append(UInt8(ascii: "\n"))
-        bundlePath = try Self.writePrivateFile(combined)
+        (bundlePath, descriptor, isNamed) = try Self.writePrivateFile(combined)
     }
 
-    func remove() { unlink(bundlePath) }
+    func remove() {
+        if isNamed { unlink(bundlePath) }
+        close(descriptor)
+    }
 
     private static func readPEM(_ path: String) throws(TransportError) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
@@ -52,26 +61,30 @@ final class TrustAnchors: Sendable {
         return bytes
     }
 
-    private static func writePrivateFile(_ bytes: [UInt8]) throws(TransportError) -> String {
+    private static func writePrivateFile(_ bytes: [UInt8]) throws(TransportError) -> (path: String, descriptor: Int32, isNamed: Bool) {
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         for _ in 0..<8 {
             let path = "\(directory)/pushline-ca-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).pem"
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if fd < 0 {
                 if errno == EEXIST { continue }
                 throw TransportError.trustAnchors(path: path, problem: "cannot create the combined bundle (errno \(errno))")
             }
-            defer { close(fd) }
+            // The name goes before the first byte is written: from here on a kill leaves no file.
+            let procPath = "/proc/self/fd/\(fd)"
+            let isNamed = !(access(procPath, F_OK) == 0 && unlink(path) == 0)
             var written = 0
             while written < bytes.count {
                 let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+                if n < 0 && errno == EINTR { continue }
                 if n <= 0 {
-                    unlink(path)
+                    if isNamed { unlink(path) }
+                    close(fd)
                     throw TransportError.trustAnchors(path: path, problem: "cannot write the combined bundle")
                 }
                 written += n
             }
-            return path
+            return (isNamed ? path : procPath, fd, isNamed)
         }
         throw TransportError.trustAnchors(path: directory, problem: "cannot create a unique combined bundle")
     }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PushlineDelivery
 import PushlineCore
+import PushlineTestSupport
 
 struct TransportConfigurationTests {
     @Test(arguments: [
@@ -58,10 +59,26 @@ struct TransportConfigurationTests {
         let systemText = try String(contentsOf: system, encoding: .utf8)
         let extraText = try String(contentsOf: extra, encoding: .utf8)
         #expect(combined == systemText + "\n" + extraText + "\n")
-        let attributes = try FileManager.default.attributesOfItem(atPath: anchors.bundlePath)
-        #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        anchors.remove()
-        #expect(!FileManager.default.fileExists(atPath: anchors.bundlePath))
+        // stat, not lstat: on Linux the path is the descriptor's link in /proc.
+        var status = stat()
+        #expect(stat(anchors.bundlePath, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o600)
+    }
+
+    /// A run killed with SIGKILL cannot clean up, so on Linux the combined bundle never has a
+    /// name: libcurl reads it through the open descriptor.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "needs Linux's /proc/self/fd"))
+    func theCombinedBundleHasNoNameInTheTemporaryDirectory() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let extra = directory.appendingPathComponent("extra.pem")
+        try LocalHTTP2Server.makeCertificate(key: directory.appendingPathComponent("k").path, certificate: extra.path, subjectAltName: "DNS:b.example")
+        let anchors = try TrustAnchors(caFile: extra.path, systemBundlePath: nil)
+        defer { anchors.remove() }
+        #expect(anchors.bundlePath.hasPrefix("/proc/self/fd/"))
+        #expect(try String(contentsOfFile: anchors.bundlePath, encoding: .utf8) == String(contentsOf: extra, encoding: .utf8) + "\n")
+        #expect(leftoverCABundles(of: getpid()).isEmpty)
     }
 
     @Test func libcurlNamesItsDefaultBundleSoTheSystemRootsStayTrusted() {

@@ -53,6 +53,8 @@ struct ResumeSendingTests {
             let reached = run.wait { checkpointRuns(folder) == kills + 1 && resultLineCount(folder, "sent.ndjson") >= target }
             let exit = run.kill()
             try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before \(target) devices were sent: \(run.stderr)")
+            // The pipeline names a ca_file, so the run held a combined CA bundle; it had no name.
+            #expect(leftoverCABundles(of: run.process.processIdentifier).isEmpty)
             kills += 1
         }
         let last = try PushlineBinary.run(arguments(["--resume"]))
