@@ -38,7 +38,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         """
     )
 
-    @Option(help: "Port on 127.0.0.1 (0 picks a free one; --print-config needs a fixed one).")
+    @Option(parsing: .unconditional, help: "Port on 127.0.0.1 (0 picks a free one; --print-config needs a fixed one).")
     var port = 8443
 
     @Option(help: ArgumentHelp("Folder for keys and the certificate.", valueName: "dir"))
@@ -56,59 +56,59 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "FCM project id.")
     var projectID = EmulatorCredentials.defaultProjectID
 
-    @Option(help: "Seed of the fault plan.")
+    @Option(parsing: .unconditional, help: "Seed of the fault plan.")
     var seed: UInt64 = 0
 
-    @Option(help: ArgumentHelp("Share of APNs tokens answered 410 Unregistered (0 to 1).", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of APNs tokens answered 410 Unregistered (0 to 1).", valueName: "rate"))
     var apnsUnregisteredRate = 0.0
-    @Option(help: ArgumentHelp("Share of APNs tokens answered 400 BadDeviceToken.", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of APNs tokens answered 400 BadDeviceToken.", valueName: "rate"))
     var apnsBadTokenRate = 0.0
-    @Option(help: ArgumentHelp("Share of FCM tokens answered 404 UNREGISTERED.", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of FCM tokens answered 404 UNREGISTERED.", valueName: "rate"))
     var fcmUnregisteredRate = 0.0
-    @Option(help: ArgumentHelp("Share of Web Push subscriptions answered 410 Gone.", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of Web Push subscriptions answered 410 Gone.", valueName: "rate"))
     var webpushGoneRate = 0.0
-    @Option(help: ArgumentHelp("Share of ADM registration ids answered 400 Unregistered.", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of ADM registration ids answered 400 Unregistered.", valueName: "rate"))
     var admUnregisteredRate = 0.0
-    @Option(help: ArgumentHelp("Share of ADM registration ids answered 200 with another registrationID (to be replaced).", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of ADM registration ids answered 200 with another registrationID (to be replaced).", valueName: "rate"))
     var admReplacedRate = 0.0
-    @Option(help: ArgumentHelp("Share of APNs, Web Push, ADM and webhook attempts answered 429 (with Retry-After).", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of APNs, Web Push, ADM and webhook attempts answered 429 (with Retry-After).", valueName: "rate"))
     var tooManyRequestsRate = 0.0
-    @Option(help: ArgumentHelp("Share of FCM attempts answered 429 QUOTA_EXCEEDED (with Retry-After).", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of FCM attempts answered 429 QUOTA_EXCEEDED (with Retry-After).", valueName: "rate"))
     var quotaExceededRate = 0.0
-    @Option(help: ArgumentHelp("Share of attempts answered 500.", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of attempts answered 500.", valueName: "rate"))
     var internalErrorRate = 0.0
-    @Option(help: ArgumentHelp("Share of attempts answered 503 (with Retry-After).", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of attempts answered 503 (with Retry-After).", valueName: "rate"))
     var unavailableRate = 0.0
-    @Option(help: ArgumentHelp("Share of attempts reset with RST_STREAM REFUSED_STREAM.", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of attempts reset with RST_STREAM REFUSED_STREAM.", valueName: "rate"))
     var refusedStreamRate = 0.0
-    @Option(help: ArgumentHelp("Share of attempts whose connection is closed without an answer.", valueName: "rate"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of attempts whose connection is closed without an answer.", valueName: "rate"))
     var dropConnectionRate = 0.0
 
-    @Option(help: ArgumentHelp("Send GOAWAY after this many streams on a connection.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Send GOAWAY after this many streams on a connection.", valueName: "n"))
     var goawayAfterStreams: Int?
 
-    @Option(help: ArgumentHelp("Retry-After of 429 and 503 answers (0 to 86400).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Retry-After of 429 and 503 answers (0 to 86400).", valueName: "seconds"))
     var retryAfter = 1
 
-    @Option(help: ArgumentHelp("Latency added to every answer (0 to 600000).", valueName: "ms"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Latency added to every answer (0 to 600000).", valueName: "ms"))
     var latencyMs = 0
 
-    @Option(help: ArgumentHelp("Up to this much more latency per answer, seeded (0 to 600000).", valueName: "ms"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Up to this much more latency per answer, seeded (0 to 600000).", valueName: "ms"))
     var latencyJitterMs = 0
 
-    @Option(help: ArgumentHelp("SETTINGS_MAX_CONCURRENT_STREAMS once a request's credentials are accepted (1 to 100000).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("SETTINGS_MAX_CONCURRENT_STREAMS once a request's credentials are accepted (1 to 100000).", valueName: "n"))
     var maxStreams = 1000
 
-    @Option(help: ArgumentHelp("Concurrent streams a fresh connection allows before that (1 to 100000; APNs: 1).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent streams a fresh connection allows before that (1 to 100000; APNs: 1).", valueName: "n"))
     var streamsBeforeAuth = 1
 
-    @Option(help: ArgumentHelp("Lifetime of issued access tokens (1 to 604800).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Lifetime of issued access tokens (1 to 604800).", valueName: "seconds"))
     var accessTokenLifetime = 3599
 
-    @Option(help: ArgumentHelp("Validity of a new certificate (1 to 825).", valueName: "days"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Validity of a new certificate (1 to 825).", valueName: "days"))
     var certificateDays = 30
 
-    @Option(help: ArgumentHelp("Event-loop threads (0: one per core, up to 64).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Event-loop threads (0: one per core, up to 64).", valueName: "n"))
     var threads = 0
 
     @Option(help: ArgumentHelp("Append {\"subscription\":ID,\"plaintext\":JSON} for every delivered Web Push message to this file.", valueName: "file"))

@@ -30,10 +30,10 @@ struct GenerateAudienceCommand: ParsableCommand {
     @Argument(help: "Output file (.ndjson or .ndjson.gz).")
     var file: String
 
-    @Option(help: "Random seed: the same seed writes the same audience.")
+    @Option(parsing: .unconditional, help: "Random seed: the same seed writes the same audience.")
     var seed: UInt64 = 42
 
-    @Option(help: ArgumentHelp("Share of customers (0 to 1) with hostile personalized values.", valueName: "fraction"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Share of customers (0 to 1) with hostile personalized values.", valueName: "fraction"))
     var hostile: Double = 0
 
     @Option(help: ArgumentHelp("Web Push subscriptions (NDJSON, at most 16 MiB and 100000 lines) for the web devices, used round-robin.", valueName: "file"))

@@ -11,7 +11,7 @@ struct RenderCommand: ParsableCommand {
 
     @OptionGroup var options: PipelineOptions
 
-    @Option(help: "The audience line to render (1-based).")
+    @Option(parsing: .unconditional, help: "The audience line to render (1-based).")
     var line: Int
 
     @Option(help: ArgumentHelp("Audience file (default: the pipeline's `audience`).", valueName: "file"))

@@ -45,12 +45,12 @@ struct RunCommand: AsyncParsableCommand {
 
     static let maxWorkers = CampaignRun.workerRange.upperBound
 
-    @Option(help: "Encode workers, 1 to 256 (default: one per core).")
+    @Option(parsing: .unconditional, help: "Encode workers, 1 to 256 (default: one per core).")
     var workers: Int?
 
     static let drainTimeoutRange = 0...3600
 
-    @Option(help: ArgumentHelp("Seconds in-flight requests may take to finish after SIGTERM / SIGINT before they are cancelled, 0 to 3600.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds in-flight requests may take to finish after SIGTERM / SIGINT before they are cancelled, 0 to 3600.", valueName: "seconds"))
     var drainTimeout = 30
 
     @Flag(help: "Move a previous run's unfinished results in the output folder into interrupted-<UTC time>/ instead of refusing to start.")

@@ -31,7 +31,7 @@ struct TemplateRenderCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The data, as one JSON object.", valueName: "json"))
     var data: String?
 
-    @Option(help: ArgumentHelp("Use this line of --audience as the data.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Use this line of --audience as the data.", valueName: "n"))
     var recordLine: Int?
 
     @Option(help: ArgumentHelp("Audience file for --record-line.", valueName: "file"))

@@ -12,7 +12,7 @@ struct ObservabilityOptions: ParsableArguments {
 
     static let intervalRange = 0.1...3600.0
 
-    @Option(help: ArgumentHelp("Seconds between progress log lines when standard error is not a terminal, 0.1 to 3600.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between progress log lines when standard error is not a terminal, 0.1 to 3600.", valueName: "seconds"))
     var progressInterval = 10.0
 
     @Option(help: ArgumentHelp("Log lines as text or json (one JSON object per line: timestamp, level, label, message, metadata).", valueName: "format"))
@@ -21,7 +21,7 @@ struct ObservabilityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Write Prometheus metrics to this file (for node_exporter's textfile collector), replaced atomically every --metrics-interval seconds and at the end.", valueName: "file"))
     var metricsFile: String?
 
-    @Option(help: ArgumentHelp("Seconds between rewrites of --metrics-file, 0.1 to 3600.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between rewrites of --metrics-file, 0.1 to 3600.", valueName: "seconds"))
     var metricsInterval = 5.0
 
     func validate() throws {

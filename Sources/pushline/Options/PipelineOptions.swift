@@ -12,7 +12,7 @@ struct PipelineOptions: ParsableArguments {
     @Argument(help: "The pipeline file (YAML), e.g. pipelines/demo.yaml.")
     var pipeline: String
 
-    @Option(help: ArgumentHelp("The run's clock as UNIX seconds (0 to 253402300799, i.e. up to the year 9999), from which relative expiries count (default: now). Fix it to make dry runs reproducible.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The run's clock as UNIX seconds (0 to 253402300799, i.e. up to the year 9999), from which relative expiries count (default: now). Fix it to make dry runs reproducible.", valueName: "seconds"))
     var now: Int?
 
     @Option(help: ArgumentHelp("A YAML file whose `providers:` block replaces the pipeline's: credentials kept apart from the campaign (`pushline-emulator` writes one into its state folder). Its relative paths are relative to it.", valueName: "file"))

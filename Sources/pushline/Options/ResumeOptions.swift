@@ -11,10 +11,10 @@ struct ResumeOptions: ParsableArguments {
 
     static let intervalRange = 0.0...3600.0
 
-    @Option(help: ArgumentHelp("Most seconds between durable checkpoints (results fsynced, checkpoint.json replaced), 0.05 to 3600; 0 writes none (the run cannot be resumed).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Most seconds between durable checkpoints (results fsynced, checkpoint.json replaced), 0.05 to 3600; 0 writes none (the run cannot be resumed).", valueName: "seconds"))
     var checkpointInterval = 2.0
 
-    @Option(help: ArgumentHelp("Sending: the most requests handed to providers without a durable result line, 1 to 10000000: the most a kill can send twice, marked possible_duplicate on resume (default: four times the connections × streams of the providers, at least 10000).", valueName: "requests"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sending: the most requests handed to providers without a durable result line, 1 to 10000000: the most a kill can send twice, marked possible_duplicate on resume (default: four times the connections × streams of the providers, at least 10000).", valueName: "requests"))
     var duplicateWindow: Int?
 
     func validate() throws {

@@ -5,10 +5,10 @@ import PushlineCore
 /// `--shard I/N` or `--shard-count N`: one process of several that run one campaign
 /// (docs/shards.md).
 struct ShardOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Take only shard INDEX of COUNT (from 0) of the recipients, by a stable hash of their id; each provider's rate is divided by COUNT.", valueName: "index/count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Take only shard INDEX of COUNT (from 0) of the recipients, by a stable hash of their id; each provider's rate is divided by COUNT.", valueName: "index/count"))
     var shard: String?
 
-    @Option(help: ArgumentHelp("Run as one of COUNT shards, the index taken from JOB_COMPLETION_INDEX (Kubernetes), AWS_BATCH_JOB_ARRAY_INDEX or SLURM_ARRAY_TASK_ID.", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Run as one of COUNT shards, the index taken from JOB_COMPLETION_INDEX (Kubernetes), AWS_BATCH_JOB_ARRAY_INDEX or SLURM_ARRAY_TASK_ID.", valueName: "count"))
     var shardCount: Int?
 
     func validate() throws {
