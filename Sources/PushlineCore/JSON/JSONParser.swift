@@ -19,14 +19,19 @@ internal enum JSONParser {
     /// small texts; larger ones start from an estimate that fits realistic records (a value every
     /// 6 bytes or more) and are indexed again with the bound in the rare dense case, rather than
     /// keeping 8 bytes of tape per input byte for every document.
+    /// The largest text indexed: its offsets fit 32 bits and a container's count (at most half
+    /// the text's bytes) fits the 29 bits `JSONTapeEntry` keeps beside the kind. Audience lines
+    /// are at most 64 MiB (`limits.max_line_bytes`).
+    static let maxTextBytes = 1 << 30 - 1
+
     static func index(
         _ text: UnsafeRawBufferPointer, maxDepth: Int, tape: (Int) -> UnsafeMutablePointer<JSONTapeEntry>
     ) throws(JSONParseError) -> Bool {
         guard let base = text.baseAddress, !text.isEmpty else {
             throw JSONParseError(offset: 0, message: "empty text, expected a JSON value")
         }
-        guard text.count < Int(UInt32.max) else {
-            throw JSONParseError(offset: 0, message: "text larger than 4 GiB")
+        guard text.count <= maxTextBytes else {
+            throw JSONParseError(offset: 0, message: "text larger than 1 GiB")
         }
         let bound = text.count / 2 + 1
         let estimate = text.count <= 64 * 1024 ? bound : text.count / 6 + 16
@@ -74,12 +79,12 @@ internal enum JSONParser {
             // `i` is on the first byte of a value.
             guard i < n else { throw fail(i, "unexpected end of text, expected a value") }
             guard t < capacity else { throw .tapeFull(at: i) }
-            if depth > 0 { tape[top].aux &+= 1 }
+            if depth > 0 { tape[top].kindAndAux &+= 1 }
             let c = byte(i)
             switch c {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 guard depth < maxDepth else { throw fail(i, "containers nested deeper than \(maxDepth) levels") }
-                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: 0, next: UInt32(truncatingIfNeeded: top), aux: 0)
+                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: 0, next: UInt32(truncatingIfNeeded: top), kind: c == UInt8(ascii: "{") ? .object : .array, aux: 0)
                 top = t
                 depth &+= 1
                 t &+= 1
@@ -93,18 +98,18 @@ internal enum JSONParser {
                 continue
             case UInt8(ascii: "\""):
                 let (end, flags) = try scanString(p, n, i)
-                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: flags)
+                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), kind: .string, aux: flags)
                 if flags & JSONTapeEntry.loneSurrogate != 0 { loneSurrogates = true }
                 t &+= 1
                 i = end
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 let (end, integer) = try scanNumber(p, n, i)
-                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: integer ? 1 : 0)
+                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), kind: .number, aux: integer ? 1 : 0)
                 t &+= 1
                 i = end
             case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 let end = try scanLiteral(p, n, i)
-                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: 0)
+                tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), kind: c == UInt8(ascii: "t") ? .true : c == UInt8(ascii: "f") ? .false : .null, aux: 0)
                 t &+= 1
                 i = end
             default:
@@ -168,7 +173,7 @@ internal enum JSONParser {
         }
         guard t < capacity else { throw .tapeFull(at: i) }
         let (end, flags) = try scanString(p, n, i)
-        tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), aux: flags)
+        tape[t] = JSONTapeEntry(start: UInt32(truncatingIfNeeded: i), end: UInt32(truncatingIfNeeded: end), next: UInt32(truncatingIfNeeded: t &+ 1), kind: .string, aux: flags)
         if flags & JSONTapeEntry.loneSurrogate != 0 { loneSurrogates = true }
         t &+= 1
         let colon = skipWhitespace(p, n, end)

@@ -12,22 +12,7 @@ public struct JSONValue: Sendable {
 
     private var entry: JSONTapeEntry { document.entry(index) }
 
-    /// The byte that opens the value; it determines the kind.
-    private var firstByte: UInt8 {
-        document.withTextAndTape { all, base, tape in all[base &+ Int(tape[index].start)] }
-    }
-
-    public var kind: JSONKind {
-        switch firstByte {
-        case UInt8(ascii: "{"): .object
-        case UInt8(ascii: "["): .array
-        case UInt8(ascii: "\""): .string
-        case UInt8(ascii: "t"): .true
-        case UInt8(ascii: "f"): .false
-        case UInt8(ascii: "n"): .null
-        default: .number
-        }
-    }
+    public var kind: JSONKind { entry.kind }
 
     /// The value's JSON text in `document.buffer` (for strings, including the quotes).
     public var byteRange: Range<Int> {
@@ -264,15 +249,15 @@ public struct JSONValue: Sendable {
         let found: Int? = document.withTextAndTape { all, base, tape in
             var current = index
             for component in path.components {
-                let first = all[base &+ Int(tape[current].start)]
+                let kind = tape[current].kind
                 switch component {
                 case .key(let name):
-                    guard first == UInt8(ascii: "{"),
+                    guard kind == .object,
                           let hit = name.withUnsafeBytes({ Self.memberIndex(of: current, named: $0, all, base, tape) })
                     else { return nil }
                     current = hit
                 case .index(let position):
-                    guard first == UInt8(ascii: "[") else { return nil }
+                    guard kind == .array else { return nil }
                     let n = Int(tape[current].aux)
                     let target = position < 0 ? n &+ position : position
                     guard target >= 0 && target < n else { return nil }
