@@ -68,7 +68,7 @@ import Testing
             let from = "from U+\(String(scalars[0].value, radix: 16))"
             for upper in [false, true] where SimpleCasing.mappable(bytes, upper: upper) {
                 var cased: [UInt8] = []
-                SimpleCasing.write(bytes, upper: upper) { cased.append(contentsOf: $0) }
+                #expect(SimpleCasing.write(bytes, upper: upper) { cased.append(contentsOf: $0) })
                 #expect(cased == Array((upper ? text.uppercased() : text.lowercased()).utf8), "\(from), upper: \(upper)")
                 if !upper { flat += 1 }
             }
@@ -92,6 +92,41 @@ import Testing
         #expect(texts == 1084)
         // Most blocks of the code space have no case at all: the fast path took them.
         #expect(flat > 900)
+    }
+
+    /// Text that fits one run is checked while it is cased: `write` must take exactly what
+    /// `mappable` takes, case it as `String` does, and emit nothing when it refuses. Random texts
+    /// of ASCII, characters that keep or change their case, cut characters, overlong forms and
+    /// stray bytes, on both sides of the one-run length (252 bytes).
+    @Test func oneRunTextIsCheckedAsItIsCased() {
+        let pieces: [[UInt8]] = [
+            Array("a".utf8), Array("Z".utf8), Array(" 9".utf8), Array("é".utf8), Array("Ω".utf8), Array("ß".utf8),
+            Array("東".utf8), Array("🎫".utf8), Array("Ⅻ".utf8), Array("ⓐ".utf8), Array("𐐀".utf8),
+            [0xC3], [0xE6, 0x9D], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF0, 0x80, 0x80, 0x80], [0x80], [0xF8],
+            Array(repeating: UInt8(ascii: "k"), count: 130),
+        ]
+        var random = SplitMix64(seed: 0xCA5E_0001)
+        var taken = 0, refused = 0, long = 0
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<random.next(12) { bytes += pieces[random.next(pieces.count)] }
+            if bytes.count > 252 { long += 1 }
+            for upper in [false, true] {
+                var cased: [UInt8] = []
+                let wrote = SimpleCasing.write(bytes, upper: upper) { cased.append(contentsOf: $0) }
+                #expect(wrote == SimpleCasing.mappable(bytes, upper: upper), "\(bytes)")
+                if wrote {
+                    taken += 1
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    #expect(cased == Array((upper ? text.uppercased() : text.lowercased()).utf8), "\(text.debugDescription), upper: \(upper)")
+                } else {
+                    refused += 1
+                    #expect(cased.isEmpty, "\(bytes): refused after emitting \(cased.count) bytes")
+                }
+            }
+        }
+        // Both outcomes, and both sides of the one-run length, were exercised.
+        #expect(taken > 1_000 && refused > 1_000 && long > 100)
     }
 
     /// The demo audience's texts are cased on the flat path whole; a character whose case

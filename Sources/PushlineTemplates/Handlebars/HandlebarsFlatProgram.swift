@@ -244,14 +244,12 @@ struct HandlebarsFlatProgram: Sendable {
     private func cased(_ bytes: UnsafeRawBufferPointer, _ transform: Transform, escaped: Bool, into output: inout RenderOutput) throws(TemplateRenderError) -> Bool {
         guard bytes.count <= maxHelperBytes else { return false }
         let upper = transform == .upper
-        guard SimpleCasing.mappable(bytes, upper: upper) else { return false }
         do throws(RenderOutput.LimitExceeded) {
-            try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in
+            return try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in
                 if escaped { try HandlebarsEscaping.write(run, into: &output) } else { try output.write(run) }
             }
         } catch {
             throw TemplateRenderError(error)
         }
-        return true
     }
 }

@@ -282,8 +282,7 @@ struct LiquidFlatProgram: Sendable {
             switch transform {
             case .downcase, .upcase:
                 let upper = transform == .upcase
-                guard SimpleCasing.mappable(bytes, upper: upper) else { return false }
-                try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run, verbatim: verbatim) }
+                return try SimpleCasing.write(bytes, upper: upper) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run, verbatim: verbatim) }
             case .urlEncode:
                 try Self.urlEncode(bytes) { (run) throws(RenderOutput.LimitExceeded) in try output.write(run, verbatim: true) }
             case .none:

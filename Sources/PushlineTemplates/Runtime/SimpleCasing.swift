@@ -9,7 +9,6 @@ enum SimpleCasing {
     /// (CJK, emoji, scripts without case: copied as they are). Not a longer character that
     /// changes, nor ill-formed UTF-8.
     static func mappable(_ bytes: some Collection<UInt8>, upper: Bool) -> Bool {
-        let table = upper ? LiquidStringFilters.uppercaseTwoByte : LiquidStringFilters.lowercaseTwoByte
         var lead: UInt8?
         // A longer character being decoded: its value so far and the continuation bytes to come.
         var scalar: UInt32 = 0
@@ -23,8 +22,7 @@ enum SimpleCasing {
                 if pending == 0, !Self.keepsCase(scalar, length: length, upper: upper) { return false }
             } else if let first = lead {
                 guard byte & 0xC0 == 0x80 else { return false }
-                let scalar = Int(first & 0x1F) << 6 | Int(byte & 0x3F)
-                guard scalar >= 0x80, table[scalar] != LiquidStringFilters.noSimpleMapping else { return false }
+                guard Self.twoByteMapping(first, byte, upper: upper) != nil else { return false }
                 lead = nil
             } else if byte < 0x80 {
                 continue
@@ -41,18 +39,25 @@ enum SimpleCasing {
         return lead == nil && pending == 0
     }
 
-    /// Writes `bytes` (which `mappable` accepted) upper- or lowercased, in runs of a 256-byte
-    /// stack buffer handed to `emit`: one limit check and one escape pass per run, not per byte,
-    /// and a character is never split across two runs (`.jsonStringContent` escapes each run
-    /// as UTF-8). Cased text is as many bytes as the input.
-    static func write<E: Error>(_ bytes: some Collection<UInt8>, upper: Bool, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
-        let table = upper ? LiquidStringFilters.uppercaseTwoByte : LiquidStringFilters.lowercaseTwoByte
+    /// Writes `bytes` upper- or lowercased, in runs of a 256-byte stack buffer handed to `emit`:
+    /// one limit check and one escape pass per run, not per byte, and a character is never split
+    /// across two runs (`.jsonStringContent` escapes each run as UTF-8). Cased text is as many
+    /// bytes as the input. False, with nothing emitted, when `mappable` would refuse the text.
+    ///
+    /// Text that fits one run (nearly every field) is checked as it is cased, in one pass: it is
+    /// emitted only at the end, so a refusal midway has emitted nothing. Longer text is checked
+    /// whole first, since a run handed to `emit` cannot be taken back.
+    static func write<E: Error>(_ bytes: some Collection<UInt8>, upper: Bool, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) -> Bool {
         let chunk = 256
-        let written: Result<Void, E> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
+        let checkedFirst = bytes.count > chunk - 4
+        if checkedFirst, !mappable(bytes, upper: upper) { return false }
+        let written: Result<Bool, E> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
             var count = 0
             var lead: UInt8?
-            // Continuation bytes of a longer character still to copy as they are.
-            var verbatim = 0
+            // A longer character being copied: its value so far and the continuation bytes to come.
+            var scalar: UInt32 = 0
+            var pending = 0
+            var length = 0
             var failure: E?
             func flush() {
                 guard count > 0, failure == nil else { return }
@@ -64,39 +69,57 @@ enum SimpleCasing {
                 count = 0
             }
             for byte in bytes {
-                // Room for the longest run written without a flush: a four-byte character.
-                if count > chunk - 4, lead == nil, verbatim == 0 {
+                // Room for the longest run written without a flush: a four-byte character. Only
+                // text longer than a run gets here, and `mappable` accepted it above.
+                if count > chunk - 4, lead == nil, pending == 0 {
                     flush()
                     if failure != nil { break }
                 }
-                if verbatim > 0 {
+                if pending > 0 {
+                    guard byte & 0xC0 == 0x80 else { return .success(false) }
                     buffer[count] = byte
                     count += 1
-                    verbatim -= 1
-                } else if byte < 0x80 {
-                    buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
-                    count += 1
-                } else if byte >= 0xE0 {
-                    // `mappable` checked that the character keeps its case.
-                    buffer[count] = byte
-                    count += 1
-                    verbatim = byte >= 0xF0 ? 3 : 2
+                    scalar = scalar << 6 | UInt32(byte & 0x3F)
+                    pending -= 1
+                    if pending == 0, !checkedFirst, !Self.keepsCase(scalar, length: length, upper: upper) { return .success(false) }
                 } else if let first = lead {
-                    // `mappable` checked the pair and its mapping.
-                    let mapped = table[Int(first & 0x1F) << 6 | Int(byte & 0x3F)]
+                    guard byte & 0xC0 == 0x80, let mapped = Self.twoByteMapping(first, byte, upper: upper) else { return .success(false) }
                     buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
                     buffer[count + 1] = 0x80 | UInt8(truncatingIfNeeded: mapped & 0x3F)
                     count += 2
                     lead = nil
-                } else {
+                } else if byte < 0x80 {
+                    buffer[count] = upper ? (byte >= 0x61 && byte <= 0x7A ? byte - 32 : byte) : (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
+                    count += 1
+                } else if byte & 0xE0 == 0xC0 {
                     // A lead byte: held until its continuation byte comes.
                     lead = byte
+                } else if byte & 0xF0 == 0xE0 || byte & 0xF8 == 0xF0 {
+                    // Copied as it is once the whole character keeps its case.
+                    buffer[count] = byte
+                    count += 1
+                    (scalar, pending, length) = byte & 0xF0 == 0xE0 ? (UInt32(byte & 0x0F), 2, 3) : (UInt32(byte & 0x07), 3, 4)
+                } else {
+                    return .success(false)
                 }
             }
+            guard lead == nil && pending == 0 else { return .success(false) }
             flush()
-            return failure.map { .failure($0) } ?? .success(())
+            return failure.map { .failure($0) } ?? .success(true)
         }
-        try written.get()
+        return try written.get()
+    }
+
+    /// The cased scalar of the two-byte character `first`, `second`, when the mapping is one
+    /// two-byte scalar too; nil for an overlong form or a character without such a mapping. The
+    /// table is fetched here only, so ASCII text never touches it (a global's lazy-init check
+    /// and a retain of the table per call, measured at about 1 % of a dry run).
+    @inline(__always)
+    private static func twoByteMapping(_ first: UInt8, _ second: UInt8, upper: Bool) -> UInt16? {
+        let scalar = Int(first & 0x1F) << 6 | Int(second & 0x3F)
+        guard scalar >= 0x80 else { return nil }
+        let mapped = upper ? LiquidStringFilters.uppercaseTwoByte[scalar] : LiquidStringFilters.lowercaseTwoByte[scalar]
+        return mapped == LiquidStringFilters.noSimpleMapping ? nil : mapped
     }
 
     /// A well-formed three- or four-byte character whose case mapping is itself (Unicode's
