@@ -9,13 +9,63 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         case key([UInt8])
         case index(Int)
     }
-    public var components: [Component]
-    public init(components: [Component]) { self.components = components }
+    public var components: [Component] {
+        get { Self.decode(steps) }
+        set { steps = Self.encode(newValue) }
+    }
+
+    /// The components as one byte string, the path's only storage, which `JSONValue.value(at:)`
+    /// walks: a key is 0, its length (native `UInt32`) and its bytes; an index is 1 and a native
+    /// `Int`. Walking an array of enums retained each key's array per step, and a template looks
+    /// a path up for every output of every request; one array also keeps a copy of the path
+    /// (a compiled output's, passed to the lookup) at one retain.
+    internal private(set) var steps: [UInt8]
+
+    static let keyStep: UInt8 = 0
+    static let indexStep: UInt8 = 1
+
+    public init(components: [Component]) {
+        steps = Self.encode(components)
+    }
 
     public init(parsing text: String) throws(JSONPathError) {
         let scalars = Array(text.unicodeScalars)
         var parser = JSONPathParser(scalars: scalars)
-        components = try parser.parse()
+        try self.init(components: parser.parse())
+    }
+
+    private static func encode(_ components: [Component]) -> [UInt8] {
+        var steps: [UInt8] = []
+        for component in components {
+            switch component {
+            case .key(let bytes):
+                steps.append(keyStep)
+                withUnsafeBytes(of: UInt32(bytes.count)) { steps.append(contentsOf: $0) }
+                steps.append(contentsOf: bytes)
+            case .index(let position):
+                steps.append(indexStep)
+                withUnsafeBytes(of: position) { steps.append(contentsOf: $0) }
+            }
+        }
+        return steps
+    }
+
+    private static func decode(_ steps: [UInt8]) -> [Component] {
+        steps.withUnsafeBytes { steps in
+            var components: [Component] = []
+            var at = 0
+            while at < steps.count {
+                if steps[at] == keyStep {
+                    let length = Int(steps.loadUnaligned(fromByteOffset: at + 1, as: UInt32.self))
+                    components.append(.key(Array(steps[(at + 5)..<(at + 5 + length)])))
+                    at += 5 + length
+                } else {
+                    components.append(.index(steps.loadUnaligned(fromByteOffset: at + 1, as: Int.self)))
+                    at += 1 + MemoryLayout<Int>.size
+                }
+            }
+            return components
+        }
     }
 
     /// The path in the syntax `init(parsing:)` reads back: bare keys where possible, `["..."]` otherwise.

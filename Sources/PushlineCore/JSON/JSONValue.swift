@@ -246,27 +246,32 @@ public struct JSONValue: Sendable {
     /// Walks tape indices inside one buffer access and builds a `JSONValue` only for the result:
     /// templates call this for every lookup, so intermediate cursors (and their retains) add up.
     public func value(at path: JSONPath) -> JSONValue? {
-        let found: Int? = document.withTextAndTape { all, base, tape in
-            var current = index
-            for component in path.components {
-                let kind = tape[current].kind
-                switch component {
-                case .key(let name):
-                    guard kind == .object,
-                          let hit = name.withUnsafeBytes({ Self.memberIndex(of: current, named: $0, all, base, tape) })
-                    else { return nil }
-                    current = hit
-                case .index(let position):
-                    guard kind == .array else { return nil }
-                    let n = Int(tape[current].aux)
-                    let target = position < 0 ? n &+ position : position
-                    guard target >= 0 && target < n else { return nil }
-                    var k = current &+ 1
-                    for _ in 0..<target { k = Int(tape[k].next) }
-                    current = k
+        let found: Int? = path.steps.withUnsafeBytes { steps in
+            document.withTextAndTape { all, base, tape in
+                var current = index
+                var at = 0
+                while at < steps.count {
+                    let kind = tape[current].kind
+                    if steps[at] == JSONPath.keyStep {
+                        let length = Int(steps.loadUnaligned(fromByteOffset: at &+ 1, as: UInt32.self))
+                        let name = UnsafeRawBufferPointer(rebasing: steps[(at &+ 5)..<(at &+ 5 &+ length)])
+                        at &+= 5 &+ length
+                        guard kind == .object, let hit = Self.memberIndex(of: current, named: name, all, base, tape) else { return nil }
+                        current = hit
+                    } else {
+                        let position = steps.loadUnaligned(fromByteOffset: at &+ 1, as: Int.self)
+                        at &+= 1 &+ MemoryLayout<Int>.size
+                        guard kind == .array else { return nil }
+                        let n = Int(tape[current].aux)
+                        let target = position < 0 ? n &+ position : position
+                        guard target >= 0 && target < n else { return nil }
+                        var k = current &+ 1
+                        for _ in 0..<target { k = Int(tape[k].next) }
+                        current = k
+                    }
                 }
+                return current
             }
-            return current
         }
         return found.map { JSONValue(document: document, index: $0) }
     }

@@ -352,4 +352,21 @@ private func unescaped(_ value: JSONValue?) -> [UInt8]? {
         #expect(try string("devices.0") == nil)     // `.0` is a key, and an array has none
         #expect(root.value(at: JSONPath(components: []))?.kind == .object)
     }
+
+    /// Lookups walk the path's encoded steps, which follow its components when they change.
+    @Test func followsChangedComponents() throws {
+        let root = try parse(JSONLookupTests.text)
+        var path = try JSONPath(parsing: "customer.first_name")
+        path.components[1] = .key(Array("tags".utf8))
+        path.components.append(.index(-1))
+        #expect(root.value(at: path)?.stringValue == "c")
+        #expect(path == (try JSONPath(parsing: "customer.tags[-1]")))
+        path.components = [.key(Array("devices".utf8)), .index(Int.min)]
+        #expect(root.value(at: path) == nil)
+        path.components = [.key(Array("a".utf8)), .key(Array("b c".utf8))]
+        #expect(root.value(at: path)?.int64Value == 1)
+        path.components = [.key([]), .index(0)]
+        #expect(root.value(at: path) == nil)
+        #expect(try parse(#"{"":[7]}"#).value(at: path)?.int64Value == 7)
+    }
 }
