@@ -60,6 +60,11 @@ public struct AudienceReader: ~Copyable {
 
     private let fd: Int32
     private let closesDescriptor: Bool
+    /// A pipe, socket or terminal, whose `read(2)` waits for a writer that may never write: a
+    /// step with a budget looks (`poll(2)`) before it reads. A regular file never waits.
+    private let mayWait: Bool
+    /// How long a read may wait for data before the step returns (-1: as long as it takes).
+    private var waitMilliseconds: Int32 = -1
     /// What `read(2)` fills; for plain input it is also what lines are cut from.
     private let input: UnsafeMutableBufferPointer<UInt8>
     private var unconsumedInput: Range<Int>
@@ -124,6 +129,7 @@ public struct AudienceReader: ~Copyable {
         self.path = name
         self.fd = fd
         self.closesDescriptor = closesDescriptor
+        self.mayWait = (try? POSIX.descriptorKind(fd).get()).map { $0 != .regular } ?? true
         self.input = input
         self.isGzip = isGzip
         self.inflater = inflater
@@ -157,45 +163,93 @@ public struct AudienceReader: ~Copyable {
 
     /// The next batch of lines, or nil at the end of the input.
     public mutating func nextBatch() throws(AudienceReadError) -> LineBatch? {
+        while true {
+            switch try nextStep(splittingAtMost: .max) {
+            case .batch(let batch): return batch
+            case .end: return nil
+            case .inProgress: continue
+            }
+        }
+    }
+
+    /// What `nextStep` gives.
+    public enum Step {
+        /// Lines completed since the last batch (a full batch, or fewer once the call's budget
+        /// ran out, or the last ones of the input).
+        case batch(LineBatch)
+        /// The budget ran out before any line was completed (a line longer than the budget is
+        /// being skipped), or a pipe had no data for `Self.stepWait`. Nothing is lost; the next
+        /// call goes on from here.
+        case inProgress
+        /// The end of the input.
+        case end
+    }
+
+    /// Like `nextBatch`, but returns once it has split `budget` bytes (after decompression)
+    /// without filling a batch: with the lines completed so far, or `.inProgress` when there are
+    /// none. A full batch normally comes long before (`maxBatchBytes`); the budget is for input
+    /// that never completes one, such as an endless line (a binary file, `/dev/zero`) or an
+    /// endless run of blank lines, which would otherwise keep the caller from a stop request and
+    /// from reporting its progress for as long as the input lasts. It also returns when a pipe
+    /// (standard input) has had no data for `stepWait`, rather than wait in `read(2)` for a
+    /// writer that may have stalled.
+    public mutating func nextStep(splittingAtMost budget: Int) throws(AudienceReadError) -> Step {
         switch state {
         case .reading: break
-        case .finished: return nil
+        case .finished: return .end
         case .failed(let error): throw error
         }
+        waitMilliseconds = budget == .max ? -1 : Self.stepWait
+        let start = uncompressedBytes
         while true {
             if !pending.isEmpty {
                 let source = UnsafeBufferPointer(inflated ?? input)
                 let used = assembler.consume(UnsafeBufferPointer(rebasing: source[pending]))
                 pending = (pending.lowerBound + used)..<pending.upperBound
-                if assembler.isFull { return assembler.takeBatch() }
+                if assembler.isFull { return Self.step(assembler.takeBatch()) }
                 continue
             }
+            if uncompressedBytes - start >= budget { return Self.step(assembler.takeBatch()) }
             do {
-                if try refill() { continue }
+                switch try refill() {
+                case true?: continue
+                case nil: return Self.step(assembler.takeBatch())
+                case false?: break
+                }
                 assembler.finishInput()
                 state = .finished
-                return assembler.takeBatch()
+                return assembler.takeBatch().map { .batch($0) } ?? .end
             } catch {
                 // Lines completed before the failure go out first; the error comes on the next call.
                 state = .failed(error)
-                if let batch = assembler.takeBatch() { return batch }
+                if let batch = assembler.takeBatch() { return .batch(batch) }
                 throw error
             }
         }
     }
 
-    /// Fills `pending` with the next bytes to split; false at a clean end of input.
-    private mutating func refill() throws(AudienceReadError) -> Bool {
+    /// How long a step waits for a pipe's next bytes, in milliseconds.
+    public static let stepWait: Int32 = 100
+
+    private static func step(_ batch: LineBatch?) -> Step {
+        batch.map { .batch($0) } ?? .inProgress
+    }
+
+    /// Fills `pending` with the next bytes to split; false at a clean end of input, nil when a
+    /// pipe had no data within `waitMilliseconds`.
+    private mutating func refill() throws(AudienceReadError) -> Bool? {
         if let deferredError { throw deferredError }
         guard let inflater, let inflated else {
-            guard try readInput() else { return false }
+            guard let read = try readInput() else { return nil }
+            guard read else { return false }
             pending = unconsumedInput
             unconsumedInput = 0..<0
             uncompressedBytes += pending.count
             return true
         }
         while true {
-            if try !readInput() {
+            guard let read = try readInput() else { return nil }
+            if !read {
                 if inflater.atMemberBoundary { return false }
                 throw .truncatedGzip(path: path, offset: bytesRead)
             }
@@ -224,10 +278,12 @@ public struct AudienceReader: ~Copyable {
         }
     }
 
-    /// Reads the next block into `input` (only once it is used up); false at end of file.
-    private mutating func readInput() throws(AudienceReadError) -> Bool {
+    /// Reads the next block into `input` (only once it is used up); false at end of file, nil
+    /// when a pipe had no data within `waitMilliseconds`.
+    private mutating func readInput() throws(AudienceReadError) -> Bool? {
         if !unconsumedInput.isEmpty { return true }
         if inputEnded { return false }
+        if mayWait && waitMilliseconds >= 0 && !POSIX.waitReadable(fd, milliseconds: waitMilliseconds) { return nil }
         switch POSIX.readSome(fd, into: UnsafeMutableRawBufferPointer(input)) {
         case .success(0):
             inputEnded = true

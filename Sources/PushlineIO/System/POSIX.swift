@@ -171,6 +171,13 @@ enum POSIX {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Whether `fd` has something to read (data, end of file or an error) within `milliseconds`;
+    /// false when the time passed or a signal came first (`poll(2)` is never restarted).
+    static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, milliseconds) > 0
+    }
+
     /// Reads up to `buffer.count` bytes; 0 means end of file.
     static func readSome(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
         while true {

@@ -38,6 +38,10 @@ public actor AudienceSource {
     private var state = State.idle
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
+    /// Bytes split (after decompression) between two looks at a stop request while no batch
+    /// fills: a few milliseconds of work. Real batches fill at `maxBatchBytes` long before.
+    static let stepBytes = 16 << 20
+
     public init(executor: DedicatedThreadExecutor) {
         self.executor = executor
     }
@@ -74,8 +78,18 @@ public actor AudienceSource {
                 break
             }
             do {
-                guard let batch = try reader.nextBatch() else { break }
+                var step = try reader.nextStep(splittingAtMost: Self.stepBytes)
+                // A line that never ends (or blank lines that never do): the offset is reported and
+                // a stop request heard every `stepBytes`, not only once a batch fills.
+                while case .inProgress = step, stop?.isStopping != true {
+                    observer?.readerAt(reader.bytesRead)
+                    step = try reader.nextStep(splittingAtMost: Self.stepBytes)
+                }
                 observer?.readerAt(reader.bytesRead)
+                guard case .batch(let batch) = step else {
+                    if case .inProgress = step { report.stoppedEarly = true }
+                    break
+                }
                 await output.send(NumberedBatch(sequence: report.batches, lines: batch))
                 report.batches += 1
             } catch {

@@ -12,7 +12,10 @@ final class ChildRun: Sendable {
     let stderrPath: String
     private let feeding = Mutex(true)
 
-    init(_ arguments: [String], feed: [UInt8]?, stderrPath: String) throws {
+    /// Runs `pushline` with `arguments`, writing `feed` to its standard input over and over
+    /// (`repeats` times at most); with `thenStall`, the pipe then stays open without a byte more
+    /// until the child exits, as a stalled producer's would.
+    init(_ arguments: [String], feed: [UInt8]?, repeats: Int = 100_000, thenStall: Bool = false, stderrPath: String) throws {
         // Writing to a pipe whose reader exited must be an EPIPE error here, not a kill.
         signal(SIGPIPE, SIG_IGN)
         self.stderrPath = stderrPath
@@ -29,7 +32,7 @@ final class ChildRun: Sendable {
             let fd = input.fileHandleForWriting.fileDescriptor
             let thread = Thread { [self] in
                 // Bounded (a few GB at most), though the child is always stopped long before.
-                for _ in 0..<100_000 where feeding.withLock({ $0 }) {
+                for _ in 0..<repeats where feeding.withLock({ $0 }) {
                     let ok = feed.withUnsafeBytes { bytes -> Bool in
                         var offset = 0
                         while offset < bytes.count {
@@ -44,6 +47,7 @@ final class ChildRun: Sendable {
                     }
                     if !ok { break }
                 }
+                while thenStall && feeding.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.02) }
                 try? input.fileHandleForWriting.close()
             }
             thread.start()

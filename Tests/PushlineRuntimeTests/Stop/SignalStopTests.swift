@@ -76,6 +76,63 @@ struct SignalStopTests {
         #expect(child.stderr.contains("run ended") && child.stderr.contains("status=stopped"))
     }
 
+    /// Input that never completes a batch: one line that never ends (a binary file, `/dev/zero`)
+    /// or blank lines without end. The reader used to loop inside one batch for as long as the
+    /// input lasted: progress showed no byte read, and SIGTERM was logged but never acted on.
+    @Test(arguments: ["a line without end", "blank lines without end"])
+    func sigtermStopsARunWhoseInputNeverCompletesABatch(input kind: String) throws {
+        let blank = kind.hasPrefix("blank")
+        // Blank lines of 1 KiB of spaces: a debug build splits them far faster than bare newlines.
+        let feed = blank
+            ? Array(repeating: Array(repeating: UInt8(ascii: " "), count: 1023) + [0x0A], count: 1024).flatMap { $0 }
+            : Array(repeating: UInt8(ascii: "x"), count: 1 << 20)
+        let scratch = try Scratch()
+        let out = scratch.file("out")
+        let child = try ChildRun(
+            ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", out, "--progress-interval", "0.1"],
+            feed: feed, stderrPath: scratch.file("stderr.log")
+        )
+        // Progress names the input's offset as it goes on: past 40 MiB, two steps (16 MiB) in.
+        try child.waitUntil("progress past 40 MiB") {
+            child.stderr.split(separator: "\n").contains { line in
+                guard let range = line.range(of: "bytes_read=") else { return false }
+                return (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0) > 40 << 20
+            }
+        }
+        child.send(SIGTERM)
+        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        let summary = try readSummary(out)
+        #expect(summary["status"] as? String == "stopped" && summary["reconciled"] as? Bool == true, "\(summary)")
+        let lines = try #require(summary["lines"] as? [String: Any])
+        let input = try #require(summary["input"] as? [String: Any])
+        #expect(lines["read"] as? Int == 0)
+        #expect((lines["blank"] as? Int ?? 0) == input["physical_lines"] as? Int)
+        if blank { #expect((lines["blank"] as? Int ?? 0) > 40 << 10) }
+        #expect((summary["stop"] as? [String: Any])?["input_read_to_end"] as? Bool == false)
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: out)).contains { $0.hasSuffix(".tmp") })
+    }
+
+    /// A producer that stalls with the pipe open: the lines it sent are encoded and written
+    /// without waiting for a batch to fill, and SIGTERM stops the run, which used to wait in
+    /// `read(2)` for bytes that never came.
+    @Test func sigtermStopsARunWhosePipeStalls() throws {
+        let scratch = try Scratch()
+        let out = scratch.file("out")
+        let feed = Array(try Self.generatedAudience(scratch, count: 3))
+        let child = try ChildRun(
+            ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", out, "--progress-interval", "0.1"],
+            feed: feed, repeats: 1, thenStall: true, stderrPath: scratch.file("stderr.log")
+        )
+        try child.waitUntil("the three lines encoded") { child.stderr.contains("lines=3 ") }
+        child.send(SIGTERM)
+        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        let summary = try Self.expectStoppedFolder(out, sending: false)
+        #expect((summary["lines"] as? [String: Any])?["read"] as? Int == 3)
+        let written = (summary["devices"] as? [String: Any])?["written"] as? Int ?? 0
+        #expect(written > 0)
+        #expect(try readLines(out + "/requests-apns.ndjson").count + readLines(out + "/requests-fcm.ndjson").count == written)
+    }
+
     /// A sending run against the emulator (answers after 20–50 ms, one in five a 503 with
     /// Retry-After: 1): SIGTERM lets what is in flight finish, and the queued and retrying
     /// devices are written to unsent.ndjson.
