@@ -49,8 +49,9 @@ public struct AudienceReader: ~Copyable {
 
     /// The path as given; `-` is standard input.
     public let path: String
-    /// Whether the input is gzip (by its first two bytes).
-    public let isGzip: Bool
+    /// Whether the input is gzip (by its first two bytes, which the first step reads: so a
+    /// stop is heard even while a pipe has not sent them).
+    public private(set) var isGzip = false
     /// Bytes read from the file so far (compressed bytes for gzip).
     public private(set) var bytesRead = 0
     /// Bytes handed to line splitting so far (after decompression).
@@ -69,8 +70,11 @@ public struct AudienceReader: ~Copyable {
     private let input: UnsafeMutableBufferPointer<UInt8>
     private var unconsumedInput: Range<Int>
     private var inputEnded = false
-    private let inflater: GzipInflater?
-    private let inflated: UnsafeMutableBufferPointer<UInt8>?
+    /// Whether the first bytes were looked at (gzip or text).
+    private var sniffed = false
+    private let inflateBufferSize: Int
+    private var inflater: GzipInflater?
+    private var inflated: UnsafeMutableBufferPointer<UInt8>?
     /// Bytes (in `input` or `inflated`) not yet given to the assembler.
     private var pending: Range<Int> = 0..<0
     private var assembler: LineAssembler
@@ -99,50 +103,13 @@ public struct AudienceReader: ~Copyable {
     ) throws(AudienceReadError) {
         // The inflater counts in UInt32: larger buffers would trap when handed to it.
         precondition((2...(1 << 30)).contains(options.readBufferSize) && (1...(1 << 30)).contains(options.inflateBufferSize), "buffer sizes must be 2 bytes to 1 GiB")
-        let input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: options.readBufferSize)
-        // Enough bytes to see the gzip magic (a pipe may deliver them one read at a time).
-        var filled = 0
-        sniffing: while filled < 2 {
-            let free = UnsafeMutableBufferPointer(rebasing: input[filled...])
-            switch POSIX.readSome(fd, into: UnsafeMutableRawBufferPointer(free)) {
-            case .success(0):
-                break sniffing
-            case .success(let count):
-                filled += count
-            case .failure(let error):
-                input.deallocate()
-                if closesDescriptor { _ = POSIX.closeDescriptor(fd) }
-                throw .readFailed(path: name, offset: filled, error)
-            }
-        }
-        let isGzip = filled >= 2 && input[0] == 0x1F && input[1] == 0x8B
-        var inflater: GzipInflater?
-        if isGzip {
-            do {
-                inflater = try GzipInflater()
-            } catch {
-                input.deallocate()
-                if closesDescriptor { _ = POSIX.closeDescriptor(fd) }
-                throw .zlibFailure(path: name, offset: nil, status: error.status)
-            }
-        }
         self.path = name
         self.fd = fd
         self.closesDescriptor = closesDescriptor
         self.mayWait = (try? POSIX.descriptorKind(fd).get()).map { $0 != .regular } ?? true
-        self.input = input
-        self.isGzip = isGzip
-        self.inflater = inflater
-        self.inflated = isGzip ? .allocate(capacity: options.inflateBufferSize) : nil
-        self.bytesRead = filled
-        self.inputEnded = filled == 0
-        if isGzip {
-            unconsumedInput = 0..<filled
-        } else {
-            unconsumedInput = 0..<0
-            pending = 0..<filled
-            uncompressedBytes = filled
-        }
+        self.input = .allocate(capacity: options.readBufferSize)
+        self.inflateBufferSize = options.inflateBufferSize
+        unconsumedInput = 0..<0
         // The assembler adds to these (a CR, an eighth for capacity): keep them far from Int.max
         // whatever a caller passes. The pipeline schema bounds max_line_bytes to 64 MiB anyway.
         assembler = LineAssembler(
@@ -239,6 +206,11 @@ public struct AudienceReader: ~Copyable {
     /// pipe had no data within `waitMilliseconds`.
     private mutating func refill() throws(AudienceReadError) -> Bool? {
         if let deferredError { throw deferredError }
+        if !sniffed {
+            guard try sniff() else { return nil }
+            // Text: the sniffed bytes are split first. Gzip: they are inflated below.
+            if !pending.isEmpty { return true }
+        }
         guard let inflater, let inflated else {
             guard let read = try readInput() else { return nil }
             guard read else { return false }
@@ -276,6 +248,37 @@ public struct AudienceReader: ~Copyable {
                 return true
             }
         }
+    }
+
+    /// Reads enough bytes to see the gzip magic (a pipe may deliver them one read at a time) and
+    /// sets the reader up for gzip or text; false when a pipe had no data within
+    /// `waitMilliseconds` (call again).
+    private mutating func sniff() throws(AudienceReadError) -> Bool {
+        while bytesRead < 2 && !inputEnded {
+            if mayWait && waitMilliseconds >= 0 && !POSIX.waitReadable(fd, milliseconds: waitMilliseconds) { return false }
+            let free = UnsafeMutableBufferPointer(rebasing: input[bytesRead...])
+            switch POSIX.readSome(fd, into: UnsafeMutableRawBufferPointer(free)) {
+            case .success(0): inputEnded = true
+            case .success(let count): bytesRead += count
+            case .failure(let error): throw .readFailed(path: path, offset: bytesRead, error)
+            }
+        }
+        let filled = bytesRead
+        if filled >= 2 && input[0] == 0x1F && input[1] == 0x8B {
+            do {
+                inflater = try GzipInflater()
+            } catch {
+                throw .zlibFailure(path: path, offset: nil, status: error.status)
+            }
+            inflated = .allocate(capacity: inflateBufferSize)
+            isGzip = true
+            unconsumedInput = 0..<filled
+        } else {
+            pending = 0..<filled
+            uncompressedBytes = filled
+        }
+        sniffed = true
+        return true
     }
 
     /// Reads the next block into `input` (only once it is used up); false at end of file, nil

@@ -67,7 +67,6 @@ public actor AudienceSource {
             state = .finished(report)
             return report
         }
-        report.isGzip = reader.isGzip
         while true {
             if let settlement, !(await settlement.waitForAdmission()) {
                 report.stoppedEarly = true
@@ -97,6 +96,7 @@ public actor AudienceSource {
                 break
             }
         }
+        report.isGzip = reader.isGzip
         report.compressedBytes = reader.bytesRead
         report.uncompressedBytes = reader.uncompressedBytes
         report.physicalLines = reader.lineCount

@@ -133,6 +133,24 @@ struct SignalStopTests {
         #expect(try readLines(out + "/requests-apns.ndjson").count + readLines(out + "/requests-fcm.ndjson").count == written)
     }
 
+    /// A producer that stalls before its first byte: the reader waits for the two bytes that
+    /// tell gzip from text, and that wait hears SIGTERM too.
+    @Test func sigtermStopsARunWhosePipeNeverSendsAByte() throws {
+        let scratch = try Scratch()
+        let out = scratch.file("out")
+        let child = try ChildRun(
+            ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", out, "--progress-interval", "0.1"],
+            feed: [], repeats: 1, thenStall: true, stderrPath: scratch.file("stderr.log")
+        )
+        try child.waitUntil("a progress line") { child.stderr.contains("bytes_read=0 ") }
+        child.send(SIGTERM)
+        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        let summary = try readSummary(out)
+        #expect(summary["status"] as? String == "stopped" && summary["reconciled"] as? Bool == true, "\(summary)")
+        #expect((summary["lines"] as? [String: Any])?["read"] as? Int == 0)
+        #expect((summary["input"] as? [String: Any])?["physical_lines"] as? Int == 0)
+    }
+
     /// A sending run against the emulator (answers after 20–50 ms, one in five a 503 with
     /// Retry-After: 1): SIGTERM lets what is in flight finish, and the queued and retrying
     /// devices are written to unsent.ndjson.
