@@ -106,7 +106,10 @@ struct LaneDrainTests {
     @Test func cancelAfterADrainSettlesInFlightRequestsAsPossiblyDelivered() async throws {
         let tokens = (0..<50).map(TestCampaign.apnsToken)
         try await withLaneHarness({ $0.faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds }) { harness in
-            let lane = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
+            // Answers never come in time, and no request may time out before the cancel and be
+            // sent again, however long a loaded machine takes to get there (CI took 95 s once,
+            // past the harness's 30 s, and counted a resend).
+            let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(requestTimeout: .seconds(900))), routes: TestCampaign.routes)
             let reader = EventReader(lane)
             await lane.send(TestCampaign.requests(provider: .apns, tokens: tokens))
             try await waitForRequests(harness, 1)
@@ -130,7 +133,10 @@ struct LaneDrainTests {
     @Test func cancelWithoutADrainFailsInFlightRequestsAsPossiblyDelivered() async throws {
         let tokens = (0..<50).map(TestCampaign.apnsToken)
         try await withLaneHarness({ $0.faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds }) { harness in
-            let lane = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
+            // Answers never come in time, and no request may time out before the cancel and be
+            // sent again, however long a loaded machine takes to get there (CI took 95 s once,
+            // past the harness's 30 s, and counted a resend).
+            let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(requestTimeout: .seconds(900))), routes: TestCampaign.routes)
             let reader = EventReader(lane)
             await lane.send(TestCampaign.requests(provider: .apns, tokens: tokens))
             try await waitForRequests(harness, 1)

@@ -52,11 +52,14 @@ final class LaneHarness: Sendable {
     /// Fast retries for tests: the policy's logic is tested on its own.
     static let quickRetry = RetryPolicy(maximumAttempts: 5, initialBackoff: .milliseconds(5), maximumBackoff: .milliseconds(40), maximumTotalTime: .seconds(600))
 
-    func settings(connections: Int = 2, streams: Int = 100, rate: String = "100000/s", retry: RetryPolicy = LaneHarness.quickRetry) -> SenderSettings {
+    func settings(
+        connections: Int = 2, streams: Int = 100, rate: String = "100000/s", retry: RetryPolicy = LaneHarness.quickRetry,
+        requestTimeout: Duration = .seconds(30)
+    ) -> SenderSettings {
         SenderSettings(
             endpoint: emulator.endpoint, caFile: caFile, connections: connections, streamsPerConnection: streams,
             // A hang guard only: a busy machine must not turn slow answers into timeouts.
-            rate: try! SendRate(parsing: rate), requestTimeout: .seconds(30), retry: retry
+            rate: try! SendRate(parsing: rate), requestTimeout: requestTimeout, retry: retry
         )
     }
 
