@@ -10,9 +10,11 @@ import Testing
 /// "--resume").
 @Suite("Command line: a negative number after an option is that option's value", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
 struct NegativeNumberOptionTests {
-    static let textOptions: Set<String> = [
+    static let pushlineTextOptions: Set<String> = [
         "providers", "output", "audience", "log-level", "progress", "log-format", "metrics-file",
         "webpush-subscriptions", "dialect", "template", "file", "data",
+    ]
+    static let emulatorTextOptions: Set<String> = [
         "state-dir", "team-id", "topic", "project-id", "record-webpush", "record-adm", "record-webhooks",
     ]
 
@@ -46,9 +48,13 @@ struct NegativeNumberOptionTests {
         return probes
     }
 
-    func expectNegativeTaken(_ probes: [Probe], executable: String, extra: [String]) throws {
+    func expectNegativeTaken(_ probes: [Probe], executable: String, textOptions: Set<String>, extra: [String]) throws {
+        // The dump was read, and the text list names only options the binary has.
+        let names = Set(probes.map(\.option))
+        #expect(names.isSuperset(of: textOptions), "\(textOptions.subtracting(names)) are not options")
+        #expect(names.count > textOptions.count, "no numeric option probed")
         let scratch = try Scratch()
-        for probe in probes where !Self.textOptions.contains(probe.option) {
+        for probe in probes where !textOptions.contains(probe.option) {
             let arguments = probe.command + Array(repeating: "1", count: probe.positionals) + extra + ["--\(probe.option)", "-1"]
             let outcome = try PushlineBinary.run(arguments, executable: executable, in: scratch.path)
             #expect(!outcome.stderr.contains("Missing value for '--\(probe.option)"), "\(probe): \(outcome.stderr)")
@@ -58,12 +64,9 @@ struct NegativeNumberOptionTests {
 
     @Test func pushline() throws {
         let probes = try Self.probes(PushlineBinary.path)
-        let names = Set(probes.map(\.option))
-        // The dump was read: the options this was reported on are among the probes, and the text
-        // list names only options that exist.
-        #expect(names.isSuperset(of: ["checkpoint-interval", "workers", "line", "hostile", "record-line"]))
-        #expect(names.isSuperset(of: Self.textOptions.intersection(names)))
-        try expectNegativeTaken(probes, executable: PushlineBinary.path, extra: [])
+        // The options this was reported on are among the probes.
+        #expect(Set(probes.map(\.option)).isSuperset(of: ["checkpoint-interval", "workers", "line", "hostile", "record-line"]))
+        try expectNegativeTaken(probes, executable: PushlineBinary.path, textOptions: Self.pushlineTextOptions, extra: [])
     }
 
     @Test(.enabled(if: PushlineBinary.emulatorExists, "needs .build/debug/pushline-emulator (swift build --build-tests)"))
@@ -71,7 +74,7 @@ struct NegativeNumberOptionTests {
         let probes = try Self.probes(PushlineBinary.emulatorPath).filter { $0.option != "port" }
         #expect(Set(probes.map(\.option)).isSuperset(of: ["latency-ms", "apns-unregistered-rate", "threads"]))
         // --print-config prints and exits: a value that is accepted does not start a server.
-        try expectNegativeTaken(probes, executable: PushlineBinary.emulatorPath, extra: ["--print-config", "--port", "18454"])
+        try expectNegativeTaken(probes, executable: PushlineBinary.emulatorPath, textOptions: Self.emulatorTextOptions, extra: ["--print-config", "--port", "18454"])
     }
 
     @Test func theRangeErrorNamesTheOption() throws {

@@ -11,6 +11,11 @@ internal enum JSONParser {
         case tapeFull(at: Int)
     }
 
+    /// The largest text indexed: its offsets fit 32 bits and a container's count (at most half
+    /// the text's bytes) fits the 29 bits `JSONTapeEntry` keeps beside the kind. Audience lines
+    /// are at most 64 MiB (`limits.max_line_bytes`).
+    static let maxTextBytes = 1 << 30 - 1
+
     /// Validates `text` into the tape memory `tape(capacity)` gives (room for at least
     /// `capacity` entries); returns whether a string holds a lone surrogate escape.
     ///
@@ -19,11 +24,6 @@ internal enum JSONParser {
     /// small texts; larger ones start from an estimate that fits realistic records (a value every
     /// 6 bytes or more) and are indexed again with the bound in the rare dense case, rather than
     /// keeping 8 bytes of tape per input byte for every document.
-    /// The largest text indexed: its offsets fit 32 bits and a container's count (at most half
-    /// the text's bytes) fits the 29 bits `JSONTapeEntry` keeps beside the kind. Audience lines
-    /// are at most 64 MiB (`limits.max_line_bytes`).
-    static let maxTextBytes = 1 << 30 - 1
-
     static func index(
         _ text: UnsafeRawBufferPointer, maxDepth: Int, tape: (Int) -> UnsafeMutablePointer<JSONTapeEntry>
     ) throws(JSONParseError) -> Bool {

@@ -64,8 +64,6 @@ public struct AudienceReader: ~Copyable {
     /// A pipe, socket or terminal, whose `read(2)` waits for a writer that may never write: a
     /// step with a budget looks (`poll(2)`) before it reads. A regular file never waits.
     private let mayWait: Bool
-    /// How long a read may wait for data before the step returns (-1: as long as it takes).
-    private var waitMilliseconds: Int32 = -1
     /// What `read(2)` fills; for plain input it is also what lines are cut from.
     private let input: UnsafeMutableBufferPointer<UInt8>
     private var unconsumedInput: Range<Int>
@@ -160,13 +158,16 @@ public struct AudienceReader: ~Copyable {
     /// from reporting its progress for as long as the input lasts. It also returns when a pipe
     /// (standard input) has had no data for `stepWait`, rather than wait in `read(2)` for a
     /// writer that may have stalled.
+    /// A budget below one byte counts as one: every step reads.
     public mutating func nextStep(splittingAtMost budget: Int) throws(AudienceReadError) -> Step {
         switch state {
         case .reading: break
         case .finished: return .end
         case .failed(let error): throw error
         }
-        waitMilliseconds = budget == .max ? -1 : Self.stepWait
+        let budget = max(budget, 1)
+        // How long a read may wait for a pipe's data before the step returns (-1: no limit).
+        let wait = budget == .max ? -1 : Self.stepWait
         let start = uncompressedBytes
         while true {
             if !pending.isEmpty {
@@ -178,7 +179,7 @@ public struct AudienceReader: ~Copyable {
             }
             if uncompressedBytes - start >= budget { return Self.step(assembler.takeBatch()) }
             do {
-                switch try refill() {
+                switch try refill(waiting: wait) {
                 case true?: continue
                 case nil: return Self.step(assembler.takeBatch())
                 case false?: break
@@ -203,16 +204,16 @@ public struct AudienceReader: ~Copyable {
     }
 
     /// Fills `pending` with the next bytes to split; false at a clean end of input, nil when a
-    /// pipe had no data within `waitMilliseconds`.
-    private mutating func refill() throws(AudienceReadError) -> Bool? {
+    /// pipe had no data within `wait` milliseconds (-1: no limit).
+    private mutating func refill(waiting wait: Int32) throws(AudienceReadError) -> Bool? {
         if let deferredError { throw deferredError }
         if !sniffed {
-            guard try sniff() else { return nil }
+            guard try sniff(waiting: wait) else { return nil }
             // Text: the sniffed bytes are split first. Gzip: they are inflated below.
             if !pending.isEmpty { return true }
         }
         guard let inflater, let inflated else {
-            guard let read = try readInput() else { return nil }
+            guard let read = try readInput(waiting: wait) else { return nil }
             guard read else { return false }
             pending = unconsumedInput
             unconsumedInput = 0..<0
@@ -220,7 +221,7 @@ public struct AudienceReader: ~Copyable {
             return true
         }
         while true {
-            guard let read = try readInput() else { return nil }
+            guard let read = try readInput(waiting: wait) else { return nil }
             if !read {
                 if inflater.atMemberBoundary { return false }
                 throw .truncatedGzip(path: path, offset: bytesRead)
@@ -251,11 +252,11 @@ public struct AudienceReader: ~Copyable {
     }
 
     /// Reads enough bytes to see the gzip magic (a pipe may deliver them one read at a time) and
-    /// sets the reader up for gzip or text; false when a pipe had no data within
-    /// `waitMilliseconds` (call again).
-    private mutating func sniff() throws(AudienceReadError) -> Bool {
+    /// sets the reader up for gzip or text; false when a pipe had no data within `wait`
+    /// milliseconds (call again).
+    private mutating func sniff(waiting wait: Int32) throws(AudienceReadError) -> Bool {
         while bytesRead < 2 && !inputEnded {
-            if mayWait && waitMilliseconds >= 0 && !POSIX.waitReadable(fd, milliseconds: waitMilliseconds) { return false }
+            guard dataArrives(within: wait) else { return false }
             let free = UnsafeMutableBufferPointer(rebasing: input[bytesRead...])
             switch POSIX.readSome(fd, into: UnsafeMutableRawBufferPointer(free)) {
             case .success(0): inputEnded = true
@@ -281,12 +282,18 @@ public struct AudienceReader: ~Copyable {
         return true
     }
 
+    /// Whether a `read(2)` now would not wait past `wait` milliseconds (-1: no limit): always
+    /// for a regular file; for a pipe, once it has data, its end or an error.
+    private func dataArrives(within wait: Int32) -> Bool {
+        !mayWait || wait < 0 || POSIX.waitReadable(fd, milliseconds: wait)
+    }
+
     /// Reads the next block into `input` (only once it is used up); false at end of file, nil
-    /// when a pipe had no data within `waitMilliseconds`.
-    private mutating func readInput() throws(AudienceReadError) -> Bool? {
+    /// when a pipe had no data within `wait` milliseconds.
+    private mutating func readInput(waiting wait: Int32) throws(AudienceReadError) -> Bool? {
         if !unconsumedInput.isEmpty { return true }
         if inputEnded { return false }
-        if mayWait && waitMilliseconds >= 0 && !POSIX.waitReadable(fd, milliseconds: waitMilliseconds) { return nil }
+        guard dataArrives(within: wait) else { return nil }
         switch POSIX.readSome(fd, into: UnsafeMutableRawBufferPointer(input)) {
         case .success(0):
             inputEnded = true

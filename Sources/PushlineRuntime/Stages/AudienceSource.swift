@@ -77,14 +77,13 @@ public actor AudienceSource {
                 break
             }
             do {
-                var step = try reader.nextStep(splittingAtMost: Self.stepBytes)
-                // A line that never ends (or blank lines that never do): the offset is reported and
-                // a stop request heard every `stepBytes`, not only once a batch fills.
+                // A line that never ends (or blank lines, or a stalled pipe): the offset is reported
+                // and a stop request heard every step, not only once a batch fills.
+                var step = AudienceReader.Step.inProgress
                 while case .inProgress = step, stop?.isStopping != true {
-                    observer?.readerAt(reader.bytesRead)
                     step = try reader.nextStep(splittingAtMost: Self.stepBytes)
+                    observer?.readerAt(reader.bytesRead)
                 }
-                observer?.readerAt(reader.bytesRead)
                 guard case .batch(let batch) = step else {
                     if case .inProgress = step { report.stoppedEarly = true }
                     break

@@ -9,35 +9,11 @@ enum SimpleCasing {
     /// (CJK, emoji, scripts without case: copied as they are). Not a longer character that
     /// changes, nor ill-formed UTF-8.
     static func mappable(_ bytes: some Collection<UInt8>, upper: Bool) -> Bool {
-        var lead: UInt8?
-        // A longer character being decoded: its value so far and the continuation bytes to come.
-        var scalar: UInt32 = 0
-        var pending = 0
-        var length = 0
-        for byte in bytes {
-            if pending > 0 {
-                guard byte & 0xC0 == 0x80 else { return false }
-                scalar = scalar << 6 | UInt32(byte & 0x3F)
-                pending -= 1
-                if pending == 0, !Self.keepsCase(scalar, length: length, upper: upper) { return false }
-            } else if let first = lead {
-                guard byte & 0xC0 == 0x80 else { return false }
-                guard Self.twoByteMapping(first, byte, upper: upper) != nil else { return false }
-                lead = nil
-            } else if byte < 0x80 {
-                continue
-            } else if byte & 0xE0 == 0xC0 {
-                lead = byte
-            } else if byte & 0xF0 == 0xE0 {
-                (scalar, pending, length) = (UInt32(byte & 0x0F), 2, 3)
-            } else if byte & 0xF8 == 0xF0 {
-                (scalar, pending, length) = (UInt32(byte & 0x07), 3, 4)
-            } else {
-                return false
-            }
-        }
-        return lead == nil && pending == 0
+        caseRuns(bytes, upper: upper, checked: false) { (_: UnsafeRawBufferPointer) throws(Never) in }
     }
+
+    /// The bytes of one run: `emit` gets the text in runs of at most this many bytes.
+    private static let runBytes = 256
 
     /// Writes `bytes` upper- or lowercased, in runs of a 256-byte stack buffer handed to `emit`:
     /// one limit check and one escape pass per run, not per byte, and a character is never split
@@ -48,9 +24,20 @@ enum SimpleCasing {
     /// emitted only at the end, so a refusal midway has emitted nothing. Longer text is checked
     /// whole first, since a run handed to `emit` cannot be taken back.
     static func write<E: Error>(_ bytes: some Collection<UInt8>, upper: Bool, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) -> Bool {
-        let chunk = 256
-        let checkedFirst = bytes.count > chunk - 4
-        if checkedFirst, !mappable(bytes, upper: upper) { return false }
+        let checked = bytes.count > runBytes - 4
+        if checked, !mappable(bytes, upper: upper) { return false }
+        return try caseRuns(bytes, upper: upper, checked: checked, emit)
+    }
+
+    /// Cases `bytes` into runs handed to `emit`, checking each character as it goes; false at
+    /// the first one that cannot be cased from its bytes. Runs go to `emit` only when the buffer
+    /// fills (text longer than a run) and at the end, so text that fits one run emits nothing
+    /// before a refusal. `checked`: `mappable` already accepted the text, so the Unicode
+    /// property lookup of each longer character is not made twice.
+    private static func caseRuns<E: Error>(
+        _ bytes: some Collection<UInt8>, upper: Bool, checked: Bool, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void
+    ) throws(E) -> Bool {
+        let chunk = runBytes
         let written: Result<Bool, E> = withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 1) { buffer in
             var count = 0
             var lead: UInt8?
@@ -69,8 +56,7 @@ enum SimpleCasing {
                 count = 0
             }
             for byte in bytes {
-                // Room for the longest run written without a flush: a four-byte character. Only
-                // text longer than a run gets here, and `mappable` accepted it above.
+                // Room for the longest run written without a flush: a four-byte character.
                 if count > chunk - 4, lead == nil, pending == 0 {
                     flush()
                     if failure != nil { break }
@@ -81,7 +67,7 @@ enum SimpleCasing {
                     count += 1
                     scalar = scalar << 6 | UInt32(byte & 0x3F)
                     pending -= 1
-                    if pending == 0, !checkedFirst, !Self.keepsCase(scalar, length: length, upper: upper) { return .success(false) }
+                    if pending == 0, !checked, !Self.keepsCase(scalar, length: length, upper: upper) { return .success(false) }
                 } else if let first = lead {
                     guard byte & 0xC0 == 0x80, let mapped = Self.twoByteMapping(first, byte, upper: upper) else { return .success(false) }
                     buffer[count] = 0xC0 | UInt8(truncatingIfNeeded: mapped >> 6)
