@@ -178,6 +178,15 @@ enum POSIX {
         return poll(&entry, 1, milliseconds) > 0
     }
 
+    /// Asks the kernel to start reading `length` bytes of `fd` from `offset` into the page cache
+    /// (`posix_fadvise` WILLNEED); it returns once the reads are queued. Advice only: a
+    /// descriptor that cannot take it (a pipe) is left as it is.
+    static func adviseWillNeed(_ fd: Int32, offset: Int, length: Int) {
+        #if os(Linux)
+        _ = posix_fadvise(fd, off_t(offset), off_t(length), POSIX_FADV_WILLNEED)
+        #endif
+    }
+
     /// Reads up to `buffer.count` bytes; 0 means end of file.
     static func readSome(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
         while true {
