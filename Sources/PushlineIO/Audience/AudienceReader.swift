@@ -296,12 +296,14 @@ public struct AudienceReader: ~Copyable {
     private var advisedThrough = 0
 
     /// Keeps the next `readAheadWindow` bytes of a regular file on their way into the page
-    /// cache. Only page cache: the reader's own memory does not grow.
+    /// cache. Only page cache: the reader's own memory does not grow. Nothing is asked past the
+    /// file's end (a small file costs one `fstat`, not 512 advices).
     private mutating func adviseReadAhead() {
         guard bytesRead + Self.readAheadWindow / 2 > advisedThrough else { return }
         var offset = max(advisedThrough, bytesRead)
         advisedThrough = bytesRead + Self.readAheadWindow
-        while offset < advisedThrough {
+        let end = min(advisedThrough, POSIX.fileSize(fd))
+        while offset < end {
             POSIX.adviseWillNeed(fd, offset: offset, length: Self.readAheadPiece)
             offset += Self.readAheadPiece
         }
