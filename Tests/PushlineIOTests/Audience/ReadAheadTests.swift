@@ -43,7 +43,8 @@ import Glibc
         try #require(fd >= 0)
         defer { close(fd) }
         try #require(Self.dropFromMemory(fd))
-        // From 24 to 32 MiB past the first read: beyond any kernel read-ahead, within the window.
+        // From 24 to 32 MiB past the first read: beyond any kernel read-ahead, within the window
+        // (nine pages in ten: room for a page the kernel drops again, none without the advice).
         let far = (24 << 20)..<(32 << 20)
         try #require(Self.residentFraction(fd, far) < 0.5, "the file was dropped from memory")
 
@@ -51,14 +52,15 @@ import Glibc
         var lines = 0
         if case .batch(let batch) = try reader.nextStep(splittingAtMost: 1) { lines += batch.lines.count }
         #expect(reader.bytesRead <= 2 << 20, "one or two reads so far, not the file")
-        // The reads are queued, not awaited: give the disk time (a hang guard, not a measurement).
+        // The reads are queued, not awaited: give the disk time (a hang guard, not a measurement;
+        // the whole test took 52 s once under full CI load, 0.7 s alone).
         var fraction = Self.residentFraction(fd, far)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while fraction < 1, ContinuousClock.now < deadline {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while fraction < 0.9, ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.02)
             fraction = Self.residentFraction(fd, far)
         }
-        #expect(fraction == 1, "24-32 MiB ahead of the reading is in memory: \(fraction)")
+        #expect(fraction >= 0.9, "24-32 MiB ahead of the reading is in memory: \(fraction)")
 
         // And the reading itself is untouched: every line.
         while let batch = try reader.nextBatch() { lines += batch.lines.count }
