@@ -264,7 +264,7 @@ public struct AudienceReader: ~Copyable {
             case .failure(let error): throw .readFailed(path: path, offset: bytesRead, error)
             }
         }
-        if !mayWait { adviseReadAhead() }
+        adviseReadAhead()
         let filled = bytesRead
         if filled >= 2 && input[0] == 0x1F && input[1] == 0x8B {
             do {
@@ -296,10 +296,11 @@ public struct AudienceReader: ~Copyable {
     private var advisedThrough = 0
 
     /// Keeps the next `readAheadWindow` bytes of a regular file on their way into the page
-    /// cache. Only page cache: the reader's own memory does not grow. Nothing is asked past the
-    /// file's end (a small file costs one `fstat`, not 512 advices).
+    /// cache (a pipe has nothing to read ahead). Only page cache: the reader's own memory does
+    /// not grow. Nothing is asked past the file's end (a small file costs one `fstat`, not 512
+    /// advices).
     private mutating func adviseReadAhead() {
-        guard bytesRead + Self.readAheadWindow / 2 > advisedThrough else { return }
+        guard !mayWait, bytesRead + Self.readAheadWindow / 2 > advisedThrough else { return }
         var offset = max(advisedThrough, bytesRead)
         advisedThrough = bytesRead + Self.readAheadWindow
         let end = min(advisedThrough, POSIX.fileSize(fd))
@@ -328,7 +329,7 @@ public struct AudienceReader: ~Copyable {
         case .success(let count):
             bytesRead += count
             unconsumedInput = 0..<count
-            if !mayWait { adviseReadAhead() }
+            adviseReadAhead()
             return true
         case .failure(let error):
             throw .readFailed(path: path, offset: bytesRead, error)
