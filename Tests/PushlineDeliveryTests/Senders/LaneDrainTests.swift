@@ -106,10 +106,7 @@ struct LaneDrainTests {
     @Test func cancelAfterADrainSettlesInFlightRequestsAsPossiblyDelivered() async throws {
         let tokens = (0..<50).map(TestCampaign.apnsToken)
         try await withLaneHarness({ $0.faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds }) { harness in
-            // Answers never come in time, and no request may time out before the cancel and be
-            // sent again, however long a loaded machine takes to get there (CI took 95 s once,
-            // past the harness's 30 s, and counted a resend).
-            let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(requestTimeout: .seconds(900))), routes: TestCampaign.routes)
+            let lane = try Self.laneThatNeverTimesOut(harness)
             let reader = EventReader(lane)
             await lane.send(TestCampaign.requests(provider: .apns, tokens: tokens))
             try await waitForRequests(harness, 1)
@@ -133,10 +130,7 @@ struct LaneDrainTests {
     @Test func cancelWithoutADrainFailsInFlightRequestsAsPossiblyDelivered() async throws {
         let tokens = (0..<50).map(TestCampaign.apnsToken)
         try await withLaneHarness({ $0.faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds }) { harness in
-            // Answers never come in time, and no request may time out before the cancel and be
-            // sent again, however long a loaded machine takes to get there (CI took 95 s once,
-            // past the harness's 30 s, and counted a resend).
-            let lane = try ProviderSenders.make(harness.apnsConfiguration(harness.settings(requestTimeout: .seconds(900))), routes: TestCampaign.routes)
+            let lane = try Self.laneThatNeverTimesOut(harness)
             let reader = EventReader(lane)
             await lane.send(TestCampaign.requests(provider: .apns, tokens: tokens))
             try await waitForRequests(harness, 1)
@@ -150,6 +144,13 @@ struct LaneDrainTests {
             #expect(inFlight.count >= 1 && harness.emulator.stats().apns.requests <= inFlight.count)
             #expect(inFlight.allSatisfy { $0.outcome.attempts == 1 })
         }
+    }
+
+    /// An APNs lane whose requests cannot time out before a cancel and be sent again, however
+    /// long a loaded machine takes to get there (CI took 95 s once, past the harness's 30 s, and
+    /// counted a resend). The answers themselves never come in time.
+    private static func laneThatNeverTimesOut(_ harness: LaneHarness) throws -> any DeliveryLane {
+        try ProviderSenders.make(harness.apnsConfiguration(harness.settings(requestTimeout: .seconds(900))), routes: TestCampaign.routes)
     }
 
     private func waitForRequests(_ harness: LaneHarness, _ count: Int) async throws {

@@ -1,6 +1,5 @@
 import Foundation
 import PushlineEmulator
-import Synchronization
 
 /// Real credential files for configuration tests: an APNs .p8, a service-account JSON (project
 /// `pushline-demo`) and a CA certificate, written once per test process by the emulator's state
@@ -17,13 +16,9 @@ enum CredentialFixture {
     }
 
     static let shared: Result<Files, EmulatorError> = Result { () throws(EmulatorError) -> Files in
-        let folder = NSTemporaryDirectory() + "pushline-config-fixture-" + UUID().uuidString
         // Shared by the whole test process, so it goes when the process exits (every test run
         // left one folder of keys in the temporary directory before).
-        createdFolder.withLock { $0 = folder }
-        atexit {
-            if let folder = CredentialFixture.createdFolder.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: folder) }
-        }
+        atexit { try? FileManager.default.removeItem(atPath: CredentialFixture.folder) }
         let directory = EmulatorStateDirectory(path: folder)
         let (credentials, _) = try directory.prepare(
             teamID: "PUSHLINE01", topic: "com.example.pushline", projectID: "pushline-demo", endpoint: "https://127.0.0.1:8443"
@@ -37,5 +32,5 @@ enum CredentialFixture {
 
     static func files() throws -> Files { try shared.get() }
 
-    private static let createdFolder = Mutex<String?>(nil)
+    private static let folder = NSTemporaryDirectory() + "pushline-config-fixture-" + UUID().uuidString
 }
