@@ -272,7 +272,12 @@ public struct JSONWriter: Sendable {
     }
 
     internal mutating func appendDecimal(_ value: Int) {
-        // Digits into a stack tuple, then one append: no String.
+        Self.withDecimalText(value) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with `value` in decimal (at most 20 bytes), built on the stack: no String.
+    @inline(__always)
+    static func withDecimalText(_ value: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes ≥ 20 digits + sign
         withUnsafeMutableBytes(of: &digits) { buffer in
             var magnitude = value.magnitude
@@ -286,7 +291,7 @@ public struct JSONWriter: Sendable {
                 position -= 1
                 buffer[position] = UInt8(ascii: "-")
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position...]))
+            body(UnsafeRawBufferPointer(rebasing: buffer[position...]))
         }
     }
 }
