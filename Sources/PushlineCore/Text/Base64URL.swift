@@ -6,6 +6,8 @@ public enum Base64URL {
 
     public static func encode<Bytes: Collection>(_ bytes: Bytes, into output: inout [UInt8]) where Bytes.Element == UInt8 {
         output.reserveCapacity(output.count + (bytes.count / 3 + 1) * 4)
+        // Read once: each read of the static goes through its initializer's `swift_once` (Linux).
+        let alphabet = Self.alphabet
         var iterator = bytes.makeIterator()
         while let b0 = iterator.next() {
             let b1 = iterator.next()

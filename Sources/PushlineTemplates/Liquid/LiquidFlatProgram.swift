@@ -314,8 +314,8 @@ struct LiquidFlatProgram: Sendable {
                     count += 1
                 } else {
                     buffer[count] = UInt8(ascii: "%")
-                    buffer[count + 1] = LiquidStringFilters.hexDigits[Int(byte >> 4)]
-                    buffer[count + 2] = LiquidStringFilters.hexDigits[Int(byte & 0xF)]
+                    buffer[count + 1] = LiquidStringFilters.hexDigit(byte >> 4)
+                    buffer[count + 2] = LiquidStringFilters.hexDigit(byte & 0xF)
                     count += 3
                 }
             }

@@ -79,7 +79,12 @@ enum LiquidStringFilters {
     }
 
     /// Like Ruby's CGI.escape: unreserved bytes stay, space becomes `+`, the rest `%XX`.
-    static let hexDigits = Array("0123456789ABCDEF".utf8)
+    /// The uppercase hex digit of a nibble (0...15), by arithmetic: a static table would be read
+    /// through its lazy initializer's `swift_once` on every byte `url_encode` escapes (Linux).
+    @inline(__always)
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "A") &+ (nibble &- 10)
+    }
 
     /// For each scalar U+0080…U+07FF (two UTF-8 bytes), its lower / upper case as `downcase` and
     /// `upcase` map it (`String.lowercased()` / `uppercased()`, which map scalar by scalar with no
@@ -115,7 +120,7 @@ enum LiquidStringFilters {
             } else if b == 0x20 {
                 out.append(UInt8(ascii: "+"))
             } else {
-                out += [UInt8(ascii: "%"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]]
+                out += [UInt8(ascii: "%"), hexDigit(b >> 4), hexDigit(b & 0xF)]
             }
         }
         return out
