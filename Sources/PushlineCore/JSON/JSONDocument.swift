@@ -62,7 +62,7 @@ public struct JSONDocument: Sendable {
         let lone = try indexed.get()
         let held = storage.document!
         held.withUnsafeMutablePointers { header, tape in
-            header.pointee.buffer = buffer
+            header.pointee.hold(buffer)
             header.pointee.range = range
             header.pointee.count = Int(tape[0].next)
             header.pointee.hasLoneSurrogates = lone
@@ -95,7 +95,7 @@ public struct JSONDocument: Sendable {
     @inline(__always)
     func withText<R>(_ body: (UnsafeRawBufferPointer, Int) -> R) -> R {
         storage.withUnsafeMutablePointerToHeader { header in
-            header.pointee.buffer.withUnsafeBytes { body($0, header.pointee.range.lowerBound) }
+            body(header.pointee.text, header.pointee.range.lowerBound)
         }
     }
 
@@ -103,9 +103,7 @@ public struct JSONDocument: Sendable {
     @inline(__always)
     func withTextAndTape<R>(_ body: (UnsafeRawBufferPointer, Int, UnsafeBufferPointer<JSONTapeEntry>) -> R) -> R {
         storage.withUnsafeMutablePointers { header, tape in
-            header.pointee.buffer.withUnsafeBytes { all in
-                body(all, header.pointee.range.lowerBound, UnsafeBufferPointer(start: tape, count: header.pointee.count))
-            }
+            body(header.pointee.text, header.pointee.range.lowerBound, UnsafeBufferPointer(start: tape, count: header.pointee.count))
         }
     }
 
@@ -118,13 +116,37 @@ public struct JSONDocument: Sendable {
 
 /// What a document's storage holds besides its tape entries.
 struct JSONDocumentHeader {
-    var buffer: [UInt8]
+    /// Holds the text: `text` points at its elements.
+    private(set) var buffer: [UInt8]
+    /// `buffer`'s bytes, read without touching `buffer`. Reading them through
+    /// `buffer.withUnsafeBytes` retained and released the array on every lookup (the array is
+    /// read through the header's pointer, which the compiler cannot prove unchanged meanwhile):
+    /// one pair per path lookup, member lookup and string read of the hot path. The pointer
+    /// stays valid because an array's elements move only when it is written to, and this one
+    /// is never written: it is replaced whole, with `text`, by `hold(_:)`, and only while no
+    /// document uses the storage.
+    private(set) var text: UnsafeRawBufferPointer
     var range: Range<Int>
     /// Entries of the document (`tape[0].next`); entries past it are stale or unwritten.
     var count: Int
     /// Entries the storage has room for.
     let capacity: Int
     var hasLoneSurrogates: Bool
+
+    init(capacity: Int) {
+        buffer = []
+        text = UnsafeRawBufferPointer(start: nil, count: 0)
+        range = 0..<0
+        count = 0
+        self.capacity = capacity
+        hasLoneSurrogates = false
+    }
+
+    /// Holds `buffer` as the document's text.
+    mutating func hold(_ buffer: [UInt8]) {
+        self.buffer = buffer
+        text = self.buffer.withUnsafeBytes { $0 }
+    }
 }
 
 /// A document's text reference and tape in one allocation.
@@ -137,7 +159,7 @@ struct JSONDocumentHeader {
 final class JSONDocumentStorage: ManagedBuffer<JSONDocumentHeader, JSONTapeEntry> {
     static func make(capacity: Int) -> JSONDocumentStorage {
         let made = create(minimumCapacity: capacity) { _ in
-            JSONDocumentHeader(buffer: [], range: 0..<0, count: 0, capacity: capacity, hasLoneSurrogates: false)
+            JSONDocumentHeader(capacity: capacity)
         }
         return unsafeDowncast(made, to: JSONDocumentStorage.self)
     }

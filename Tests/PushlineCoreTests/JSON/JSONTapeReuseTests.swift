@@ -80,4 +80,34 @@ import Testing
         #expect(next.valueCount == 10)
         #expect(String(decoding: written(kept), as: UTF8.self) == #"{"id":"c-1","devices":[{"platform":"ios"},{"platform":"android"}]}"#)
     }
+
+    /// A document reads its text through a pointer to its buffer's elements, set when it is
+    /// indexed: what it reads must stay its own text when the caller writes to its copy of the
+    /// buffer (the write copies it), when the caller's copy is gone, and when the storage indexes
+    /// another buffer afterwards.
+    @Test func aDocumentReadsItsOwnTextWhateverBecomesOfTheCallersBuffer() throws {
+        var storage = JSONTapeStorage()
+        var batch = Array(#"{"title":"Hi Chloé","n":1} {"title":"other"}"#.utf8)
+        let first = try JSONDocument(buffer: batch, range: 0..<27, reusing: &storage)
+        // The caller reuses its buffer in place: the document keeps the bytes it was given.
+        for i in batch.indices { batch[i] = UInt8(ascii: "x") }
+        #expect(first.root.member("title")?.stringValue == "Hi Chloé")
+        #expect(String(decoding: written(first), as: UTF8.self) == #"{"title":"Hi Chloé","n":1}"#)
+
+        // Only the document holds its buffer now.
+        let held: JSONDocument = try {
+            let local = Array(#"["only", "here"]"#.utf8)
+            return try JSONDocument(buffer: local, range: 0..<local.count)
+        }()
+        #expect(held.root[1]?.stringValue == "here")
+
+        // The storage, free again, indexes a longer buffer: the new document reads the new text.
+        let firstTitle = first.root.member("title")?.stringValue
+        _ = consume first
+        let next = Array(#"{"title":"a title in a buffer longer than the first one's","n":2}"#.utf8)
+        let second = try JSONDocument(buffer: next, range: 0..<next.count, reusing: &storage)
+        #expect(firstTitle == "Hi Chloé")
+        #expect(second.root.member("title")?.stringValue == "a title in a buffer longer than the first one's")
+        #expect(String(decoding: written(second), as: UTF8.self) == String(decoding: next, as: UTF8.self))
+    }
 }
