@@ -133,7 +133,7 @@ public struct PayloadProgram: Sendable {
                 }
             }
         }
-        context.returnFrames(frames)
+        context.returnFrames(&frames)
         if let failure { throw failure }
         return wrote
     }
@@ -222,7 +222,9 @@ extension EncodeContext {
         return frames
     }
 
-    mutating func returnFrames(_ frames: [PayloadProgram.Frame]) {
-        programFrames = frames
+    /// Swapped back, not assigned: an assignment retained the frames and released the empty
+    /// array on every program run (several per request).
+    mutating func returnFrames(_ frames: inout [PayloadProgram.Frame]) {
+        swap(&frames, &programFrames)
     }
 }
