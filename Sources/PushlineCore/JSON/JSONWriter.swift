@@ -163,13 +163,22 @@ public struct JSONWriter: Sendable {
         return content
     }
 
-    /// Writes a string whose content is already escaped JSON (a copy of an earlier render).
-    public mutating func writeString(escapedContent store: [UInt8], range: Range<Int>) {
-        separator()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: store[range])
-        bytes.append(UInt8(ascii: "\""))
+    /// Writes a string whose content is already escaped JSON (a copy of an earlier render), in
+    /// one reservation with its separator and quotes.
+    public mutating func writeString(escapedContent content: UnsafeRawBufferPointer) {
+        let comma = needsComma
+        appendReserved(atMost: content.count &+ 3) { out in
+            if comma { out.append(byte: UInt8(ascii: ",")) }
+            out.append(byte: UInt8(ascii: "\""))
+            out.append(content)
+            out.append(byte: UInt8(ascii: "\""))
+        }
         needsComma = true
+    }
+
+    /// The bytes written so far, read in place (a `bytes` copy would retain the array).
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes(body)
     }
 
     public mutating func writeInt(_ value: Int) {

@@ -265,20 +265,26 @@ public indirect enum PayloadNode: Sendable {
         if let slot, let hit = context.cachedRender(slot) {
             // Already rendered for this recipient (another device or field): copy the bytes.
             if hit.textCount == 0 && omitIfEmpty { return false }
-            writer.writeString(escapedContent: context.renderStore, range: hit.bytes)
+            context.renderStore.withUnsafeBytes { store in
+                writer.writeString(escapedContent: UnsafeRawBufferPointer(rebasing: store[hit.bytes]))
+            }
             rendered = hit.textCount
         } else {
-            let record = context.record
             let content: Range<Int>
+            let limit = context.fieldLimit
             do {
-                content = try writer.writeString(renderingWithLimit: context.fieldLimit) { (output: inout RenderOutput) throws(TemplateRenderError) in
-                    try template.render(record: record, into: &output)
+                // The record is read in place: a local copy of it was one more retain per render.
+                content = try writer.writeString(renderingWithLimit: limit) { (output: inout RenderOutput) throws(TemplateRenderError) in
+                    try template.render(record: context.record, into: &output)
                     rendered = output.textCount
                 }
             } catch {
                 throw EncodeFailure(field: field, error)
             }
-            if let slot { context.storeRender(slot, writer.bytes[content], textCount: rendered) }
+            if let slot {
+                // In place: `writer.bytes[content]` copied (retained) the array and went through a generic slice.
+                writer.withUnsafeBytes { context.storeRender(slot, UnsafeRawBufferPointer(rebasing: $0[content]), textCount: rendered) }
+            }
             if rendered == 0 && omitIfEmpty {
                 writer.truncate(to: mark, needsComma: hadComma)
                 return false
@@ -400,7 +406,7 @@ public struct EncodeContext: Sendable {
         return entry.generation == generation ? (entry.bytes, entry.textCount) : nil
     }
 
-    mutating func storeRender(_ slot: Int, _ bytes: ArraySlice<UInt8>, textCount: Int) {
+    mutating func storeRender(_ slot: Int, _ bytes: UnsafeRawBufferPointer, textCount: Int) {
         guard slot < renderSlots.count else { return }
         let start = renderStore.count
         renderStore.append(contentsOf: bytes)

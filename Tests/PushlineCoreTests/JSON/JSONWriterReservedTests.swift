@@ -61,4 +61,15 @@ struct JSONWriterReservedTests {
         }
         #expect(writer.bytes == expected)
     }
+
+    /// A cached render is copied back as a string: separator, quotes and content in one reservation.
+    @Test func escapedContentIsWrittenAsAStringValueWithItsSeparator() {
+        var writer = JSONWriter(reservingCapacity: 0)
+        writer.beginArray()
+        [UInt8](#"Hi \"there\""#.utf8).withUnsafeBytes { writer.writeString(escapedContent: $0) }
+        writer.writeString(escapedContent: UnsafeRawBufferPointer(start: nil, count: 0))
+        writer.writeInt(3)
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"["Hi \"there\"","",3]"#)
+    }
 }
