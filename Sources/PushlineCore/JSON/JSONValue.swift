@@ -63,6 +63,28 @@ public struct JSONValue: Sendable {
         return try result.get()
     }
 
+    /// The bytes between a string's quotes as they stand in the text (escapes not decoded);
+    /// empty for other kinds. They point into the document's text, so they are valid only while
+    /// this value, which holds the document, is alive (`withExtendedLifetime`). For hot paths
+    /// that copy them once: `withUnescapedString` is generic (and cross-module, not specialized),
+    /// and a slice of `document.buffer` retains the array.
+    public var unsafeRawStringContent: UnsafeRawBufferPointer {
+        guard kind == .string else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return document.withTextAndTape { all, base, tape in
+            let e = tape[index]
+            return UnsafeRawBufferPointer(rebasing: all[(base &+ Int(e.start) &+ 1)..<(base &+ Int(e.end) &- 1)])
+        }
+    }
+
+    /// The value's JSON text (for strings, with the quotes and escapes), valid only while this
+    /// value is alive, as `unsafeRawStringContent` is.
+    public var unsafeRawText: UnsafeRawBufferPointer {
+        document.withTextAndTape { all, base, tape in
+            let e = tape[index]
+            return UnsafeRawBufferPointer(rebasing: all[(base &+ Int(e.start))..<(base &+ Int(e.end))])
+        }
+    }
+
     /// The string value (allocates; not for the hot path). Nil when not a string.
     public var stringValue: String? {
         withUnescapedString { String(decoding: $0, as: UTF8.self) }

@@ -305,13 +305,12 @@ struct HandlebarsRenderer {
         guard kind == .number || (kind == .string && !json.stringHasEscapes) else {
             return try Self.write(.json(json), escaped: escaped, into: &out)
         }
-        let range = json.byteRange
-        let content = kind == .number
-            ? json.document.buffer[range]
-            : json.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+        // The record's own bytes, without a reference to (and a slice of) its buffer array.
+        let content = kind == .number ? json.unsafeRawText : json.unsafeRawStringContent
+        defer { withExtendedLifetime(json) {} }
         do {
             if escaped && kind == .string {
-                try HandlebarsEscaping.write(bytes: content, into: &out)
+                try HandlebarsEscaping.write(content, into: &out)
             } else {
                 try out.write(content)
             }

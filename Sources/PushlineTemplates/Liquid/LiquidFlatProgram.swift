@@ -225,10 +225,10 @@ struct LiquidFlatProgram: Sendable {
             // the common case, so it is asked first and alone.
             let verbatim = value.stringIsVerbatimJSON
             if verbatim || !value.stringHasEscapes {
-                // A slice of the record, as `LiquidValue.write` takes it: the generic, cross-module
-                // `withUnescapedString` costs a runtime metadata lookup per call.
-                let range = value.byteRange
-                let content = value.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
+                // The record's own bytes: the generic, cross-module `withUnescapedString` costs a
+                // runtime metadata lookup per call, and a slice of `document.buffer` a retain.
+                let content = value.unsafeRawStringContent
+                defer { withExtendedLifetime(value) {} }
                 guard transform != .none else {
                     do { try output.write(content, verbatim: verbatim) } catch { throw TemplateRenderError(error) }
                     return true
