@@ -91,14 +91,6 @@ public struct JSONDocument: Sendable {
         }
     }
 
-    /// The whole buffer's bytes and where the document starts in it.
-    @inline(__always)
-    func withText<R>(_ body: (UnsafeRawBufferPointer, Int) -> R) -> R {
-        storage.withUnsafeMutablePointerToHeader { header in
-            body(header.pointee.text, header.pointee.range.lowerBound)
-        }
-    }
-
     /// The buffer's bytes, where the document starts in it, and the tape.
     @inline(__always)
     func withTextAndTape<R>(_ body: (UnsafeRawBufferPointer, Int, UnsafeBufferPointer<JSONTapeEntry>) -> R) -> R {

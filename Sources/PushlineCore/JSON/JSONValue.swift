@@ -24,11 +24,7 @@ public struct JSONValue: Sendable {
 
     /// Calls `body` with the value's JSON text (for strings, including the quotes).
     public func withRawBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        let range = byteRange
-        let result = document.withText { all, _ in
-            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: all[range])) }
-        }
-        return try result.get()
+        try body(unsafeRawText)
     }
 
     // MARK: Strings
@@ -49,16 +45,12 @@ public struct JSONValue: Sendable {
     /// lengthens it), on the stack when small.
     public func withUnescapedString<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
         guard kind == .string else { return nil }
-        let escaped = entry.aux & JSONTapeEntry.escaped != 0
-        let range = byteRange
+        let content = unsafeRawStringContent
+        guard entry.aux & JSONTapeEntry.escaped != 0 else { return try body(content) }
         // The standard library's closures are not typed-throws yet, hence the Result.
-        let result = document.withText { all, _ -> Result<R, E> in
-            let content = UnsafeRawBufferPointer(rebasing: all[(range.lowerBound &+ 1)..<(range.upperBound &- 1)])
-            guard escaped else { return Result { () throws(E) -> R in try body(content) } }
-            return withUnsafeTemporaryAllocation(byteCount: content.count, alignment: 1) { scratch in
-                let length = JSONStringDecoding.unescape(content, into: scratch)
-                return Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: scratch[..<length])) }
-            }
+        let result = withUnsafeTemporaryAllocation(byteCount: content.count, alignment: 1) { scratch -> Result<R, E> in
+            let length = JSONStringDecoding.unescape(content, into: scratch)
+            return Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: scratch[..<length])) }
         }
         return try result.get()
     }
@@ -70,10 +62,8 @@ public struct JSONValue: Sendable {
     /// and a slice of `document.buffer` retains the array.
     public var unsafeRawStringContent: UnsafeRawBufferPointer {
         guard kind == .string else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return document.withTextAndTape { all, base, tape in
-            let e = tape[index]
-            return UnsafeRawBufferPointer(rebasing: all[(base &+ Int(e.start) &+ 1)..<(base &+ Int(e.end) &- 1)])
-        }
+        let text = unsafeRawText
+        return UnsafeRawBufferPointer(rebasing: text[(text.startIndex &+ 1)..<(text.endIndex &- 1)])
     }
 
     /// The value's JSON text (for strings, with the quotes and escapes), valid only while this
@@ -94,11 +84,7 @@ public struct JSONValue: Sendable {
     /// False when the value is not a string.
     public func stringEquals(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard kind == .string else { return false }
-        let e = entry
-        return document.withText { all, base in
-            let content = UnsafeRawBufferPointer(rebasing: all[(base &+ Int(e.start) &+ 1)..<(base &+ Int(e.end) &- 1)])
-            return Self.contentEquals(content, escaped: e.aux & JSONTapeEntry.escaped != 0, bytes)
-        }
+        return Self.contentEquals(unsafeRawStringContent, escaped: stringHasEscapes, bytes)
     }
 
     public func stringEquals(_ string: String) -> Bool {

@@ -303,7 +303,7 @@ struct HandlebarsRenderer {
     static func write(json: JSONValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
         let kind = json.kind
         guard kind == .number || (kind == .string && !json.stringHasEscapes) else {
-            return try Self.write(.json(json), escaped: escaped, into: &out)
+            return try Self.write(escapedOrOther: .json(json), escaped: escaped, into: &out)
         }
         // The record's own bytes, without a reference to (and a slice of) its buffer array.
         let content = kind == .number ? json.unsafeRawText : json.unsafeRawStringContent
@@ -320,25 +320,21 @@ struct HandlebarsRenderer {
     }
 
     static func write(_ value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
+        // A record value: its own bytes where they are the text (`write(json:)`), else below.
+        if case .json(let json) = value { return try write(json: json, escaped: escaped, into: &out) }
+        try write(escapedOrOther: value, escaped: escaped, into: &out)
+    }
+
+    /// A record string with escapes, or any value but a record string or number.
+    private static func write(escapedOrOther value: HandlebarsValue, escaped: Bool, into out: inout RenderOutput) throws(TemplateRenderError) {
         do {
             switch value {
-            case .json(let json) where json.kind == .string && !json.stringHasEscapes:
-                // The content bytes are the value: write them from the record's buffer.
-                let range = json.byteRange
-                let content = json.document.buffer[(range.lowerBound + 1)..<(range.upperBound - 1)]
-                if escaped {
-                    try HandlebarsEscaping.write(bytes: content, into: &out)
-                } else {
-                    try out.write(content)
-                }
             case .json(let json) where json.kind == .string:
                 if escaped {
                     try json.withUnescapedString { (text) throws(RenderOutput.LimitExceeded) in try HandlebarsEscaping.write(text, into: &out) }
                 } else {
                     try json.withUnescapedString { (text) throws(RenderOutput.LimitExceeded) in try out.write(text) }
                 }
-            case .json(let json) where json.kind == .number:
-                try out.write(json.document.buffer[json.byteRange])
             case .missing, .null:
                 return
             case .string(let bytes) where !escaped:

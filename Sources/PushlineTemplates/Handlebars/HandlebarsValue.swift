@@ -119,7 +119,7 @@ enum HandlebarsText {
     static func appendJSON(_ json: JSONValue, to sink: inout [UInt8]) {
         switch json.kind {
         case .string: _ = json.withUnescapedString { sink.append(contentsOf: $0) }
-        case .number: sink.append(contentsOf: json.document.buffer[json.byteRange])
+        case .number: withExtendedLifetime(json) { sink.append(contentsOf: json.unsafeRawText) }
         case .true: sink.append(contentsOf: trueBytes)
         case .false: sink.append(contentsOf: falseBytes)
         case .null: return

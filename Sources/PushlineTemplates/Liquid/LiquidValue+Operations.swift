@@ -127,7 +127,7 @@ extension LiquidValue {
         case .json(let j):
             switch j.kind {
             case .string: j.withUnescapedString { out.append(contentsOf: $0) }
-            case .number: out.append(contentsOf: j.document.buffer[j.byteRange])
+            case .number: withExtendedLifetime(j) { out.append(contentsOf: j.unsafeRawText) }
             case .true: out.append(contentsOf: "true".utf8)
             case .false: out.append(contentsOf: "false".utf8)
             case .null: break
@@ -161,11 +161,11 @@ extension LiquidValue {
         case .json(let j):
             switch j.kind {
             case .string:
-                // Escape-free strings (nearly all) are written as a slice of the record: the generic,
-                // cross-module `withUnescapedString` costs a runtime metadata lookup per call.
-                let r = j.byteRange
+                // Escape-free strings (nearly all) are written from the record's own bytes: the
+                // generic, cross-module `withUnescapedString` costs a runtime metadata lookup per call.
                 if !j.stringHasEscapes {
-                    try output.write(j.document.buffer[(r.lowerBound + 1)..<(r.upperBound - 1)])
+                    defer { withExtendedLifetime(j) {} }
+                    try output.write(j.unsafeRawStringContent)
                 } else {
                     let written: Void?? = try j.withUnescapedString { (bytes) throws(RenderOutput.LimitExceeded) in
                         try output.write(bytes)
@@ -173,7 +173,8 @@ extension LiquidValue {
                     _ = written
                 }
             case .number:
-                try output.write(j.document.buffer[j.byteRange])
+                defer { withExtendedLifetime(j) {} }
+                try output.write(j.unsafeRawText)
             case .true: try output.write("true")
             case .false: try output.write("false")
             case .null: return
