@@ -119,12 +119,18 @@ public enum DryRunLine {
         w.appendRaw(#"","body_encoding":"base64url""#)
     }
 
+    // The line's fixed pieces, named once: the reservations' bounds are summed from the same
+    // constants that are written, so the two cannot drift apart.
+    private static let recipientKey: StaticString = #"{"recipient":"#
+    private static let lineKey: StaticString = #","line":"#
+    private static let deviceKey: StaticString = #","device":"#
+    private static let bodyKey: StaticString = #"},"body":"#
+    private static let truncatedMember: StaticString = #","truncated":true"#
+    private static let lineEnd: StaticString = "}\n"
     /// What the head's reservation holds besides its variable pieces: its three keys.
-    private static let framingKeysBytes = bytes(#"{"recipient":"#) + bytes(#","line":"#) + bytes(#","device":"#)
+    private static let framingKeysBytes = recipientKey.utf8CodeUnitCount + lineKey.utf8CodeUnitCount + deviceKey.utf8CodeUnitCount
     /// What the tail's reservation holds besides the body.
-    private static let bodyFramingBytes = bytes(#"},"body":"#) + bytes(#","truncated":true"#) + bytes("}\n")
-
-    private static func bytes(_ text: StaticString) -> Int { text.utf8CodeUnitCount }
+    private static let bodyFramingBytes = bodyKey.utf8CodeUnitCount + truncatedMember.utf8CodeUnitCount + lineEnd.utf8CodeUnitCount
 
     static func render(_ entry: RequestEntry, arena: UnsafeRawBufferPointer, framing: DryRunFramingTable.Route, pool: UnsafeRawBufferPointer, into w: inout JSONWriter) {
         func slice(_ range: ByteRange) -> UnsafeRawBufferPointer {
@@ -154,11 +160,11 @@ public enum DryRunLine {
         let decimals = 2 * JSONWriter.ReservedBytes.maximumDecimalLength
         let head = framingKeysBytes + decimals + recipient.count + framing.before.count + (platformText?.count ?? 0) + target.count + framing.after.count
         w.appendReserved(atMost: head) { out in
-            out.append(#"{"recipient":"#)
+            out.append(recipientKey)
             out.append(recipient)
-            out.append(#","line":"#)
+            out.append(lineKey)
             out.appendDecimal(entry.line)
-            out.append(#","device":"#)
+            out.append(deviceKey)
             out.appendDecimal(Int(entry.device))
             if let platformText {
                 out.append(UnsafeRawBufferPointer(rebasing: pool[framing.before.lowerBound..<framing.platformText.lowerBound]))
@@ -185,15 +191,15 @@ public enum DryRunLine {
         }
         if entry.flags.contains(.sealed) || entry.flags.contains(.unsealed) {
             renderSealed(entry, body: slice(entry.body), authorization: authorization, headersHaveMembers: framing.headersHaveMembers || hasHeaders, into: &w)
-            if entry.isTruncated { w.appendRaw(#","truncated":true"#) }
-            w.appendRaw("}\n")
+            if entry.isTruncated { w.appendRaw(truncatedMember) }
+            w.appendRaw(lineEnd)
         } else {
             let body = slice(entry.body)
             w.appendReserved(atMost: bodyFramingBytes + body.count) { out in
-                out.append(#"},"body":"#)
+                out.append(bodyKey)
                 out.append(body)
-                if entry.isTruncated { out.append(#","truncated":true"#) }
-                out.append("}\n")
+                if entry.isTruncated { out.append(truncatedMember) }
+                out.append(lineEnd)
             }
         }
         w.resetSeparator()

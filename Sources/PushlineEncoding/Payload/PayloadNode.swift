@@ -271,10 +271,9 @@ public indirect enum PayloadNode: Sendable {
             rendered = hit.textCount
         } else {
             let content: Range<Int>
-            let limit = context.fieldLimit
             do {
                 // The record is read in place: a local copy of it was one more retain per render.
-                content = try writer.writeString(renderingWithLimit: limit) { (output: inout RenderOutput) throws(TemplateRenderError) in
+                content = try writer.writeString(renderingWithLimit: context.fieldLimit) { (output: inout RenderOutput) throws(TemplateRenderError) in
                     try template.render(record: context.record, into: &output)
                     rendered = output.textCount
                 }

@@ -220,15 +220,15 @@ struct LiquidFlatProgram: Sendable {
         }
         switch value.kind {
         case .string:
-            if value.byteRange.count == 2, outputs[index].defaultText != nil { return try writeDefault(index, into: &output) }
+            // The record's own bytes: the generic, cross-module `withUnescapedString` costs a
+            // runtime metadata lookup per call, and a slice of `document.buffer` a retain.
+            let content = value.unsafeRawStringContent
+            defer { withExtendedLifetime(value) {} }
+            if content.isEmpty, outputs[index].defaultText != nil { return try writeDefault(index, into: &output) }
             // Verbatim when the parser vouched for it (escaping would copy it unchanged); that is
             // the common case, so it is asked first and alone.
             let verbatim = value.stringIsVerbatimJSON
             if verbatim || !value.stringHasEscapes {
-                // The record's own bytes: the generic, cross-module `withUnescapedString` costs a
-                // runtime metadata lookup per call, and a slice of `document.buffer` a retain.
-                let content = value.unsafeRawStringContent
-                defer { withExtendedLifetime(value) {} }
                 guard transform != .none else {
                     do { try output.write(content, verbatim: verbatim) } catch { throw TemplateRenderError(error) }
                     return true

@@ -72,4 +72,20 @@ struct JSONWriterReservedTests {
         writer.endArray()
         #expect(String(decoding: writer.bytes, as: UTF8.self) == #"["Hi \"there\"","",3]"#)
     }
+
+    /// A bound too small is the caller's bug: the cursor stops the process rather than write
+    /// past the reservation into memory it does not own.
+    @Test func writingPastTheReservationTrapsInsteadOfOverrunning() async {
+        await #expect(processExitsWith: .failure) {
+            var writer = JSONWriter(reservingCapacity: 0)
+            writer.appendReserved(atMost: 2) { out in out.append("abc") }
+        }
+        await #expect(processExitsWith: .failure) {
+            var writer = JSONWriter(reservingCapacity: 0)
+            writer.appendReserved(atMost: 1) { out in
+                out.append(byte: 0x61)
+                out.append(byte: 0x62)
+            }
+        }
+    }
 }
