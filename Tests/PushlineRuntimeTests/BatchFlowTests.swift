@@ -191,7 +191,7 @@ struct DryRunSettlementTests {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         var run = CampaignRun(pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: 2, logger: logger)
-        run.readerOptions.maxBatchLines = 7   // ~70 batches through a window of 6
+        run.readerOptions.maxBatchLines = 7   // ~70 batches through a window of 13
         let report = await run.run()
 
         #expect(report.status == .completedWithRejects, "\(report.failure ?? "")")

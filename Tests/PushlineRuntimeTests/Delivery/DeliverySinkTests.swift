@@ -239,7 +239,7 @@ struct DeliverySinkSettlementTests {
 
     /// The window stays bounded while a deferred request waits: line 1's request waits in the
     /// lane's retry queue until the lane has been handed line 150, i.e. until the reader has
-    /// moved far past the window (batches of 10 lines, one worker: a window of 6 batches, 60
+    /// moved far past the window (batches of 10 lines, one worker: a window of 11 batches, 110
     /// lines). Its batch settled when the request was deferred; its line was held meanwhile.
     @Test func theWindowStaysBoundedWhileADeferredRequestWaits() async throws {
         let scratch = try Scratch()
@@ -257,7 +257,7 @@ struct DeliverySinkSettlementTests {
         let atRelease = await apns.highestLineAtRelease
         #expect(atRelease.count == 1 && (atRelease.first ?? 0) >= 150)
         let window = CampaignRun.batchWindow(workers: 1)
-        #expect(window == 6)
+        #expect(window == 11)
         #expect(report.peakBatchesInFlight <= window)
         #expect(report.counts.sent == [.apns: count])
         #expect(report.settledThroughLine == count)
@@ -268,7 +268,7 @@ struct DeliverySinkSettlementTests {
     /// A provider whose lane is full does not hold up another's sends: APNs's first `send`
     /// suspends until FCM has been handed line 30 (the third batch of 10 lines), which can only
     /// happen if the sink kept handing FCM its requests while APNs's feeder waited. (Beyond the
-    /// window of 6 batches FCM would wait too: batches settle only when their APNs requests have.)
+    /// window of 11 batches FCM would wait too: batches settle only when their APNs requests have.)
     @Test func aFullLaneDoesNotHoldUpAnotherProvider() async throws {
         let scratch = try Scratch()
         let count = 100
@@ -435,7 +435,7 @@ struct DeliverySinkBrokenLaneTests {
             mode: .send([try TestCredentials.configuration(.apns)], validateOnly: false),
             laneFactory: { _, _ in lane }, logger: logger
         )
-        // Batches of 10 lines, a window of 6: without the sink's defence the reader would wait
+        // Batches of 10 lines, a window of 11: without the sink's defence the reader would wait
         // for batch 0 forever.
         run.readerOptions.maxBatchLines = 10
         let report = await run.run()

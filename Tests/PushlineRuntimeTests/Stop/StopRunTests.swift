@@ -60,7 +60,7 @@ struct StopRunTests {
         #expect(report.reconciled && report.counts.reconciles && report.counts.reconcilesByProvider)
         let stopReport = try #require(report.stop)
         #expect(stopReport.cause == "test stop at line 100" && stopReport.immediateCause == nil && !stopReport.inputReadToEnd)
-        // The window (6 batches of 10 lines) bounds what was read after the stop.
+        // The window (11 batches of 10 lines) bounds what was read after the stop.
         #expect(report.counts.lines >= 100 && report.counts.lines < 400)
         #expect(report.source.physicalLines == report.counts.lines, "lines read = lines settled")
         #expect(report.counts.devices == 2 * report.counts.lines)

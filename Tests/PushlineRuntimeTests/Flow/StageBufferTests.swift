@@ -1,0 +1,87 @@
+import AsyncAlgorithms
+@testable import PushlineRuntime
+import Synchronization
+import Testing
+
+@Suite("Stage buffer: room between two stages, nothing lost")
+struct StageBufferTests {
+    /// With nobody taking from the output, the producer still gets `depth` batches ahead (a bare
+    /// channel lets it complete none), and no further than the buffer, the one being handed on
+    /// and the one the buffer's own task may hold: memory stays bounded.
+    @Test func theProducerGetsAheadByTheDepthAndNoFurther() async throws {
+        let input = AsyncChannel<Int>()
+        let output = AsyncChannel<Int>()
+        let depth = 3
+        let sent = Atomic<Int>(0)
+        let forwarding = Task { await StageBuffer.forward(input, to: output, holding: depth) }
+        let producing = Task {
+            for value in 0..<100 {
+                await input.send(value)
+                sent.add(1, ordering: .relaxed)
+            }
+            input.finish()
+        }
+        // A hang guard only: the sends complete as soon as the buffer's task takes them.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while sent.load(ordering: .relaxed) < depth, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(sent.load(ordering: .relaxed) >= depth)
+        // Were the buffer unbounded, all 100 sends would be done well within this.
+        try await Task.sleep(for: .milliseconds(100))
+        let ahead = sent.load(ordering: .relaxed)
+        #expect(ahead <= depth + 2, "sends completed with nobody taking: \(ahead)")
+
+        var received: [Int] = []
+        for await value in output { received.append(value) }
+        await producing.value
+        await forwarding.value
+        #expect(received == Array(0..<100))
+    }
+
+    /// Several takers (the encode workers) share the output: every element reaches exactly one
+    /// of them, and all of them see the end once the input finished and the buffer is empty.
+    @Test func everyElementReachesOneTakerAndTheEndReachesAll() async {
+        let input = AsyncChannel<Int>()
+        let output = AsyncChannel<Int>()
+        let count = 5_000
+        async let forwarded: Void = StageBuffer.forward(input, to: output, holding: 2)
+        async let produced: Void = {
+            for value in 0..<count { await input.send(value) }
+            input.finish()
+        }()
+        let taken = await withTaskGroup(of: [Int].self) { group in
+            for taker in 0..<3 {
+                group.addTask {
+                    var mine: [Int] = []
+                    for await value in output {
+                        mine.append(value)
+                        // Takers of different speeds, as workers on batches of different work.
+                        if (value + taker) % 97 == 0 { await Task.yield() }
+                    }
+                    return mine
+                }
+            }
+            var all: [[Int]] = []
+            for await mine in group { all.append(mine) }
+            return all
+        }
+        await produced
+        await forwarded
+        #expect(taken.allSatisfy { $0 == $0.sorted() }, "each taker sees the elements in input order")
+        #expect(taken.flatMap { $0 }.sorted() == Array(0..<count), "each element exactly once")
+    }
+
+    /// An input that finishes before anyone takes: the elements buffered are still all handed on.
+    @Test func aFinishedInputIsDrainedToTheLastElement() async {
+        let input = AsyncChannel<Int>()
+        let output = AsyncChannel<Int>()
+        let forwarding = Task { await StageBuffer.forward(input, to: output, holding: 3) }
+        for value in 0..<3 { await input.send(value) }
+        input.finish()
+        var received: [Int] = []
+        for await value in output { received.append(value) }
+        await forwarding.value
+        #expect(received == [0, 1, 2])
+    }
+}
