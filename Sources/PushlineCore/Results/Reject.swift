@@ -44,7 +44,10 @@ public struct SkipReason: Sendable, Equatable {
         notTargetedByPlatform[platform.ordinal]
     }
 
+    /// `notTargeted`'s code, the same for every platform.
+    public static let notTargetedCode = "device_type_not_targeted"
+
     private static let notTargetedByPlatform: [SkipReason] = Platform.allCases.map { platform in
-        .init("device_type_not_targeted", "device type '\(platform.rawValue)' is not in device_types")
+        .init(notTargetedCode, "device type '\(platform.rawValue)' is not in device_types")
     }
 }

@@ -126,13 +126,13 @@ public struct CampaignEncoder: Sendable {
             case .rejected(let index, let platform, let reason):
                 batch.baseCounts.countDevice(provider: nil)
                 rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, into: &batch)
-            case .notTargeted(_, let platform, let provider):
-                batch.baseCounts.skipNotTargeted(platform, provider: provider)
+            case .notTargeted(_, _, let provider):
+                batch.notTargetedTally[provider.ordinal] += 1
             case .routed(let device):
                 let routeID = campaign.routes.route(for: device)
                 // An open channel is targeted by name: `open` in the set is any of them.
                 guard device.platform != .open || routeID != nil else {
-                    batch.baseCounts.skipNotTargeted(device.platform, provider: device.provider)
+                    batch.notTargetedTally[device.provider.ordinal] += 1
                     continue
                 }
                 context.device = device.object
@@ -246,10 +246,3 @@ extension RejectReason {
     }
 }
 
-extension RunCounts {
-    /// A device of a type the campaign does not address: counted, and skipped.
-    mutating func skipNotTargeted(_ platform: Platform, provider: Provider) {
-        countDevice(provider: provider)
-        record(.skipped(.notTargeted(platform)), provider: provider)
-    }
-}

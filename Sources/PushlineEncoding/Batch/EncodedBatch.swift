@@ -24,6 +24,11 @@ public struct EncodedBatch: Sendable {
     /// Requests encoded per provider, by `Provider.ordinal`: an array add per device instead of
     /// dictionary updates.
     var requestTally = [Int](repeating: 0, count: Provider.allCases.count)
+    /// Devices skipped as not targeted (`device_type_not_targeted`) per provider, by
+    /// `Provider.ordinal`: a campaign for some device types skips many of an audience's devices,
+    /// and two dictionary updates (one keyed by a string) for each were a percent of the demo's
+    /// CPU. Folded into the counts when they are read.
+    var notTargetedTally = [Int](repeating: 0, count: Provider.allCases.count)
     /// Position of the batch in the input, for ordered sinks and progress.
     public var sequence: Int
     public var firstLine = 0
@@ -48,10 +53,17 @@ public struct EncodedBatch: Sendable {
                 counts.devices += n
                 counts.byProvider[provider, default: OutcomeCounts()].devices += n
             }
+            for provider in Provider.allCases where notTargetedTally[provider.ordinal] > 0 {
+                let n = notTargetedTally[provider.ordinal]
+                counts.devices += n
+                counts.byProvider[provider, default: OutcomeCounts()].devices += n
+                counts.record(.skipped, reason: SkipReason.notTargetedCode, provider: provider, count: n)
+            }
             return counts
         }
         set {
-            // The inverse of the getter: the request tallies stay, the rest is stored.
+            // The inverse of the getter: the request tallies stay, the rest is stored. The skips
+            // tallied so far are in `newValue` now, so they move to the stored counts.
             var base = newValue
             for provider in Provider.allCases where requestTally[provider.ordinal] > 0 {
                 let n = requestTally[provider.ordinal]
@@ -59,6 +71,7 @@ public struct EncodedBatch: Sendable {
                 base.byProvider[provider, default: OutcomeCounts()].devices -= n
             }
             baseCounts = base
+            for i in notTargetedTally.indices { notTargetedTally[i] = 0 }
         }
     }
 
@@ -99,7 +112,8 @@ public struct EncodedBatch: Sendable {
         rejects.removeAll()
         deferred.removeAll()
         baseCounts = RunCounts()
-        requestTally = [Int](repeating: 0, count: Provider.allCases.count)
+        for i in requestTally.indices { requestTally[i] = 0 }
+        for i in notTargetedTally.indices { notTargetedTally[i] = 0 }
         firstLine = 0
         lastLine = 0
     }
@@ -112,10 +126,14 @@ public struct EncodedBatch: Sendable {
         var deferred: Int
         var baseCounts: RunCounts
         var requestTally: [Int]
+        var notTargetedTally: [Int]
     }
 
     public var mark: Mark {
-        Mark(entries: index.count, arena: index.arena.count, rejects: rejects.count, deferred: deferred.count, baseCounts: baseCounts, requestTally: requestTally)
+        Mark(
+            entries: index.count, arena: index.arena.count, rejects: rejects.count, deferred: deferred.count,
+            baseCounts: baseCounts, requestTally: requestTally, notTargetedTally: notTargetedTally
+        )
     }
 
     /// Drops every request, reject and count added since `mark` (entries rendered since are not
@@ -127,5 +145,6 @@ public struct EncodedBatch: Sendable {
         if deferred.count > mark.deferred { deferred.truncate(to: mark.deferred, needsComma: false) }
         baseCounts = mark.baseCounts
         requestTally = mark.requestTally
+        notTargetedTally = mark.notTargetedTally
     }
 }
