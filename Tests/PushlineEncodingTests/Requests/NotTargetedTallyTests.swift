@@ -7,13 +7,8 @@ import Testing
 /// sink, a line rolled back, the batch reused), each such device is counted exactly once.
 @Suite("Not-targeted devices: tallied, folded into the counts once")
 struct NotTargetedTallyTests {
-    static let campaignYAML = """
-    name: t
-    device_types: [ios]
-    providers:
-      apns: { topic: com.example.app }
-    notification: { alert: x }
-    """
+    /// An iOS-only campaign (the APNs tests' base).
+    static let campaignYAML = APNsEncoderTests.base + "\nnotification: { alert: x }"
 
     /// One iOS device (a request) and three of other types (skipped: FCM, Web Push, ADM).
     static func line(_ id: String) -> [UInt8] {
