@@ -39,15 +39,7 @@ public struct SkipReason: Sendable, Equatable {
         self.code = code
         self.message = message
     }
-    /// Made once per platform: a campaign for one device type skips most devices of an audience.
-    public static func notTargeted(_ platform: Platform) -> Self {
-        notTargetedByPlatform[platform.ordinal]
-    }
-
-    /// `notTargeted`'s code, the same for every platform.
+    /// The code of a device whose type the campaign does not address. Encoding tallies these per
+    /// provider and records only the code, so no message is made per device.
     public static let notTargetedCode = "device_type_not_targeted"
-
-    private static let notTargetedByPlatform: [SkipReason] = Platform.allCases.map { platform in
-        .init(notTargetedCode, "device type '\(platform.rawValue)' is not in device_types")
-    }
 }

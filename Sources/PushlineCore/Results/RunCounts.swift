@@ -144,8 +144,13 @@ public struct RunCounts: Sendable, Equatable, Codable {
     /// Counts a device found in a routed line (its outcome is recorded separately, now or when
     /// its request settles). `provider` nil: no provider could be determined.
     public mutating func countDevice(provider: Provider?) {
-        devices += 1
-        if let provider { byProvider[provider, default: OutcomeCounts()].devices += 1 } else { unrouted.devices += 1 }
+        countDevices(1, provider: provider)
+    }
+
+    /// Counts `n` devices at once (a batch's tally); `n` may be negative to take a tally back out.
+    public mutating func countDevices(_ n: Int, provider: Provider?) {
+        devices += n
+        if let provider { byProvider[provider, default: OutcomeCounts()].devices += n } else { unrouted.devices += n }
     }
 
     /// Records the outcome of a device already counted by `countDevice` (same provider).

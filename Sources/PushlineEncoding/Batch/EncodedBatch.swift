@@ -49,14 +49,11 @@ public struct EncodedBatch: Sendable {
         get {
             var counts = baseCounts
             for provider in Provider.allCases where requestTally[provider.ordinal] > 0 {
-                let n = requestTally[provider.ordinal]
-                counts.devices += n
-                counts.byProvider[provider, default: OutcomeCounts()].devices += n
+                counts.countDevices(requestTally[provider.ordinal], provider: provider)
             }
             for provider in Provider.allCases where notTargetedTally[provider.ordinal] > 0 {
                 let n = notTargetedTally[provider.ordinal]
-                counts.devices += n
-                counts.byProvider[provider, default: OutcomeCounts()].devices += n
+                counts.countDevices(n, provider: provider)
                 counts.record(.skipped, reason: SkipReason.notTargetedCode, provider: provider, count: n)
             }
             return counts
@@ -66,9 +63,7 @@ public struct EncodedBatch: Sendable {
             // tallied so far are in `newValue` now, so they move to the stored counts.
             var base = newValue
             for provider in Provider.allCases where requestTally[provider.ordinal] > 0 {
-                let n = requestTally[provider.ordinal]
-                base.devices -= n
-                base.byProvider[provider, default: OutcomeCounts()].devices -= n
+                base.countDevices(-requestTally[provider.ordinal], provider: provider)
             }
             baseCounts = base
             for i in notTargetedTally.indices { notTargetedTally[i] = 0 }

@@ -3,6 +3,8 @@ import Testing
 
 @Suite("Delivery outcomes and their counts")
 struct DeliveryOutcomeTests {
+    static let webNotTargeted = SkipReason(SkipReason.notTargetedCode, "device type 'web' is not in device_types")
+
     @Test func eachOutcomeKeepsItsDetails() {
         let sent = DeliveryOutcome.sent(providerID: "8E2E6C4A-0000-4000-8000-000000000001", attempts: 2, possibleDuplicate: true)
         #expect(sent.kind == .sent && sent.providerID == "8E2E6C4A-0000-4000-8000-000000000001" && sent.attempts == 2 && sent.possibleDuplicate)
@@ -13,7 +15,7 @@ struct DeliveryOutcomeTests {
         #expect(failed.kind == .failed && failed.httpStatus == 500 && failed.attempts == 5 && failed.reasonCode == "InternalServerError")
         let rejected = DeliveryOutcome.rejected(RejectReason("payload_too_large", "too big"))
         #expect(rejected.kind == .rejected && rejected.rejectReason?.code == "payload_too_large" && rejected.reasonCode == "payload_too_large")
-        let skipped = DeliveryOutcome.skipped(.notTargeted(.web))
+        let skipped = DeliveryOutcome.skipped(Self.webNotTargeted)
         #expect(skipped.kind == .skipped && skipped.skipReason?.code == "device_type_not_targeted")
         #expect(DeliveryOutcome.written.kind == .written && DeliveryOutcome.written.attempts == 0)
         // An attempt count below one is never reported.
@@ -31,7 +33,7 @@ struct DeliveryOutcomeTests {
             (.rejected(RejectReason("payload_too_large", "x")), .apns),
             (.rejected(RejectReason("unknown_platform", "x")), nil),
             (.failed(reason: "timeout", httpStatus: 0, attempts: 4), .fcm),
-            (.skipped(.notTargeted(.web)), .webpush),
+            (.skipped(Self.webNotTargeted), .webpush),
         ]
         for (outcome, provider) in outcomes {
             counts.countDevice(provider: provider)
