@@ -6,16 +6,18 @@ import Testing
 @Suite("Stage buffer: room between two stages, nothing lost")
 struct StageBufferTests {
     /// With nobody taking from the output, the producer still gets `depth` batches ahead (a bare
-    /// channel lets it complete none), and no further than the buffer, the one being handed on
-    /// and the one the buffer's own task may hold: memory stays bounded.
+    /// channel lets it complete none). It never gets further than the buffer, the one being
+    /// handed on and the one the buffer's own task may hold: checked at every take, while a slow
+    /// taker gives the producer every chance to run ahead. Memory stays bounded.
     @Test func theProducerGetsAheadByTheDepthAndNoFurther() async throws {
         let input = AsyncChannel<Int>()
         let output = AsyncChannel<Int>()
         let depth = 3
+        let count = 100
         let sent = Atomic<Int>(0)
         let forwarding = Task { await StageBuffer.forward(input, to: output, holding: depth) }
         let producing = Task {
-            for value in 0..<100 {
+            for value in 0..<count {
                 await input.send(value)
                 sent.add(1, ordering: .relaxed)
             }
@@ -27,16 +29,22 @@ struct StageBufferTests {
             try await Task.sleep(for: .milliseconds(2))
         }
         #expect(sent.load(ordering: .relaxed) >= depth)
-        // Were the buffer unbounded, all 100 sends would be done well within this.
-        try await Task.sleep(for: .milliseconds(100))
-        let ahead = sent.load(ordering: .relaxed)
-        #expect(ahead <= depth + 2, "sends completed with nobody taking: \(ahead)")
 
         var received: [Int] = []
-        for await value in output { received.append(value) }
+        var furthestAhead = 0
+        for await value in output {
+            // Sends completed beyond what was taken: the buffer, the element in hand-off and
+            // the one the buffer's task holds. An unbounded buffer breaks this at the first take.
+            let ahead = sent.load(ordering: .relaxed) - received.count
+            furthestAhead = max(furthestAhead, ahead)
+            #expect(ahead <= depth + 2, "sends completed with \(received.count) taken: \(sent.load(ordering: .relaxed))")
+            received.append(value)
+            for _ in 0..<20 { await Task.yield() }
+        }
         await producing.value
         await forwarding.value
-        #expect(received == Array(0..<100))
+        #expect(received == Array(0..<count))
+        #expect(furthestAhead >= depth, "the producer got \(furthestAhead) ahead, less than the buffer's \(depth)")
     }
 
     /// Several takers (the encode workers) share the output: every element reaches exactly one
