@@ -167,11 +167,13 @@ struct LiquidFlatProgram: Sendable {
     /// False (nothing written) when the record is larger than the fast path answers for.
     func render(record: JSONValue, into output: inout RenderOutput, renderer: LiquidRenderer) throws(TemplateRenderError) -> Bool {
         guard record.byteRange.count <= maxRecordBytes else { return false }
-        try run(0..<ops.count, record: record, into: &output, fallback: Fallback(renderer: renderer, record: record))
+        try run(0..<ops.count, record: record, into: &output, renderer: renderer)
         return true
     }
 
-    private func run(_ range: Range<Int>, record: JSONValue, into output: inout RenderOutput, fallback: Fallback) throws(TemplateRenderError) {
+    /// `renderer` is passed on its own and a `Fallback` made only where one is used: building
+    /// it for every render retained and released the renderer and the record each time.
+    private func run(_ range: Range<Int>, record: JSONValue, into output: inout RenderOutput, renderer: LiquidRenderer) throws(TemplateRenderError) {
         var i = range.lowerBound
         while i < range.upperBound {
             switch ops[i] {
@@ -181,13 +183,17 @@ struct LiquidFlatProgram: Sendable {
             case .output(let index):
                 // By index, not by copy: a copied `Output` would retain its path and expression.
                 if try !write(index, record: record, into: &output) {
-                    try fallback.write(outputs[index].expression, into: &output)
+                    try Fallback(renderer: renderer, record: record).write(outputs[index].expression, into: &output)
                 }
                 i += 1
             case .branch(let index):
                 let taken: Bool
-                if let known = test(index, record: record) { taken = known } else { taken = try fallback.test(branches[index].condition) }
-                try run(taken ? branches[index].then : branches[index].otherwise, record: record, into: &output, fallback: fallback)
+                if let known = test(index, record: record) {
+                    taken = known
+                } else {
+                    taken = try Fallback(renderer: renderer, record: record).test(branches[index].condition)
+                }
+                try run(taken ? branches[index].then : branches[index].otherwise, record: record, into: &output, renderer: renderer)
                 i = branches[index].otherwise.upperBound
             }
         }
