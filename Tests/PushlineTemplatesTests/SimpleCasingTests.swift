@@ -49,6 +49,36 @@ import Testing
         }
     }
 
+    /// ASCII text of one run has its own path (`writeASCII`): every ASCII byte, and mixed-case
+    /// letters up to, at and past the run's length (where the byte-by-byte walk takes over),
+    /// come out as `String` cases them, through `write` and through both template languages.
+    @Test func asciiTextIsCasedAsStringCasesIt() throws {
+        let options = TemplateOptions(maxOutputBytes: 1 << 20)
+        let liquid = try ["{{ a | downcase }}", "{{ a | upcase }}"].map { try LiquidTemplate(compiling: $0, options: options) }
+        let handlebars = try ["{{lower a}}", "{{{upper a}}}"].map { try HandlebarsTemplate(compiling: $0, options: options) }
+        let letters = Array("aZ@[`{mQ".utf8)
+        var texts: [[UInt8]] = [Array(0..<128), [], Array("A".utf8)]
+        for length in [255, 256, 257, 600] { texts.append((0..<length).map { letters[$0 % letters.count] }) }
+        for bytes in texts {
+            let text = String(decoding: bytes, as: UTF8.self)
+            for upper in [false, true] {
+                var cased: [UInt8] = []
+                var emits = 0
+                #expect(SimpleCasing.write(bytes, upper: upper) { cased.append(contentsOf: $0); emits += 1 })
+                #expect(cased == Array((upper ? text.uppercased() : text.lowercased()).utf8), "\(bytes.count) bytes, upper: \(upper)")
+                #expect(bytes.isEmpty ? emits == 0 : emits >= 1)
+            }
+            // The JSON text escapes the control characters; the record's content is `text`.
+            var json = JSONWriter()
+            json.beginObject()
+            json.writeKey("a")
+            json.writeString(text)
+            json.endObject()
+            let record = try JSONDocument(bytes: json.bytes).root
+            expectFlatEqualsGeneral(liquid, handlebars, record, "\(bytes.count) ASCII bytes")
+        }
+    }
+
     /// Every character of three and four UTF-8 bytes, 1,024 to a text: where `SimpleCasing`
     /// takes the text, its bytes are `String.lowercased()` / `uppercased()`'s. Every eighth text
     /// also goes through Liquid's `downcase` / `upcase` and Handlebars' `lower` / `upper`, flat

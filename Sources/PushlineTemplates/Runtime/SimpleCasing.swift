@@ -24,9 +24,40 @@ enum SimpleCasing {
     /// emitted only at the end, so a refusal midway has emitted nothing. Longer text is checked
     /// whole first, since a run handed to `emit` cannot be taken back.
     static func write<E: Error>(_ bytes: some Collection<UInt8>, upper: Bool, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) -> Bool {
+        if let ascii = bytes.withContiguousStorageIfAvailable({ writeASCII($0, upper: upper, emit) }), let done = ascii {
+            return try done.get()
+        }
         let checked = bytes.count > runBytes - 4
         if checked, !mappable(bytes, upper: upper) { return false }
         return try caseRuns(bytes, upper: upper, checked: checked, emit)
+    }
+
+    /// The common case on its own: ASCII text of one run (a name, a tier, a title). One pass
+    /// finds no byte above 0x7F, a second flips the case bit of the letters (both loops the
+    /// compiler vectorizes); `caseRuns` walks a UTF-8 state machine byte by byte. Nil when the
+    /// text is longer or not ASCII. The standard library's closures do not throw typed errors,
+    /// hence the `Result`.
+    private static func writeASCII<E: Error>(
+        _ bytes: UnsafeBufferPointer<UInt8>, upper: Bool, _ emit: (UnsafeRawBufferPointer) throws(E) -> Void
+    ) -> Result<Bool, E>? {
+        let count = bytes.count
+        guard count <= runBytes else { return nil }
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        guard high < 0x80 else { return nil }
+        guard count > 0 else { return .success(true) }
+        // The letters to change: a–z for upper, A–Z for lower; they differ from their other case in bit 0x20.
+        let first = upper ? UInt8(ascii: "a") : UInt8(ascii: "A")
+        return withUnsafeTemporaryAllocation(byteCount: runBytes, alignment: 16) { buffer in
+            for i in 0..<count {
+                let byte = bytes[i]
+                buffer[i] = byte &- first < 26 ? byte ^ 0x20 : byte
+            }
+            return Result { () throws(E) -> Bool in
+                try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                return true
+            }
+        }
     }
 
     /// Cases `bytes` into runs handed to `emit`, checking each character as it goes; false at
