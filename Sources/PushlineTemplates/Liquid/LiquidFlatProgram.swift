@@ -167,18 +167,28 @@ struct LiquidFlatProgram: Sendable {
     /// False (nothing written) when the record is larger than the fast path answers for.
     func render(record: JSONValue, into output: inout RenderOutput, renderer: LiquidRenderer) throws(TemplateRenderError) -> Bool {
         guard record.byteRange.count <= maxRecordBytes else { return false }
-        try run(0..<ops.count, record: record, into: &output, renderer: renderer)
+        // The literal text is read in place for the whole render: a slice of `text` per
+        // literal retained the array. (The standard library's closures do not throw typed
+        // errors, hence the `Result`.)
+        let done = text.withUnsafeBytes { literals in
+            Result { () throws(TemplateRenderError) in
+                try run(0..<ops.count, record: record, literals: literals, into: &output, renderer: renderer)
+            }
+        }
+        try done.get()
         return true
     }
 
     /// `renderer` is passed on its own and a `Fallback` made only where one is used: building
     /// it for every render retained and released the renderer and the record each time.
-    private func run(_ range: Range<Int>, record: JSONValue, into output: inout RenderOutput, renderer: LiquidRenderer) throws(TemplateRenderError) {
+    private func run(
+        _ range: Range<Int>, record: JSONValue, literals: UnsafeRawBufferPointer, into output: inout RenderOutput, renderer: LiquidRenderer
+    ) throws(TemplateRenderError) {
         var i = range.lowerBound
         while i < range.upperBound {
             switch ops[i] {
             case .text(let bytes, let verbatim):
-                do { try output.write(text[bytes], verbatim: verbatim) } catch { throw TemplateRenderError(error) }
+                do { try output.write(UnsafeRawBufferPointer(rebasing: literals[bytes]), verbatim: verbatim) } catch { throw TemplateRenderError(error) }
                 i += 1
             case .output(let index):
                 // By index, not by copy: a copied `Output` would retain its path and expression.
@@ -193,7 +203,7 @@ struct LiquidFlatProgram: Sendable {
                 } else {
                     taken = try Fallback(renderer: renderer, record: record).test(branches[index].condition)
                 }
-                try run(taken ? branches[index].then : branches[index].otherwise, record: record, into: &output, renderer: renderer)
+                try run(taken ? branches[index].then : branches[index].otherwise, record: record, literals: literals, into: &output, renderer: renderer)
                 i = branches[index].otherwise.upperBound
             }
         }
