@@ -160,16 +160,26 @@ struct HandlebarsFlatProgram: Sendable {
     /// False (nothing written) when the record is larger than the fast path answers for.
     func render(record: JSONValue, into output: inout RenderOutput, template: HandlebarsTemplate) throws(TemplateRenderError) -> Bool {
         guard record.byteRange.count <= maxRecordBytes else { return false }
-        try run(0..<ops.count, record: record, into: &output, template: template)
+        // The literal text is read in place for the whole render: a slice of `text` per
+        // literal retained the array. (The standard library's closures do not throw typed
+        // errors, hence the `Result`.)
+        let done = text.withUnsafeBytes { literals in
+            Result { () throws(TemplateRenderError) in
+                try run(0..<ops.count, record: record, literals: literals, into: &output, template: template)
+            }
+        }
+        try done.get()
         return true
     }
 
-    private func run(_ range: Range<Int>, record: JSONValue, into output: inout RenderOutput, template: HandlebarsTemplate) throws(TemplateRenderError) {
+    private func run(
+        _ range: Range<Int>, record: JSONValue, literals: UnsafeRawBufferPointer, into output: inout RenderOutput, template: HandlebarsTemplate
+    ) throws(TemplateRenderError) {
         var i = range.lowerBound
         while i < range.upperBound {
             switch ops[i] {
             case .text(let bytes, let verbatim):
-                do { try output.write(text[bytes], verbatim: verbatim) } catch { throw TemplateRenderError(error) }
+                do { try output.write(UnsafeRawBufferPointer(rebasing: literals[bytes]), verbatim: verbatim) } catch { throw TemplateRenderError(error) }
                 i += 1
             case .output(let index):
                 // By index, not by copy: a copied `Output` would retain its path and node.
@@ -181,7 +191,7 @@ struct HandlebarsFlatProgram: Sendable {
                 // `#if`'s own test (`Utils.isEmpty`), on the value as the general renderer finds it.
                 let subject = record.value(at: branches[index].path).map(HandlebarsValue.json) ?? .missing
                 let taken = subject.isEmpty(includeZero: branches[index].includeZero) == branches[index].negated
-                try run(taken ? branches[index].then : branches[index].otherwise, record: record, into: &output, template: template)
+                try run(taken ? branches[index].then : branches[index].otherwise, record: record, literals: literals, into: &output, template: template)
                 i = branches[index].otherwise.upperBound
             }
         }
