@@ -240,6 +240,21 @@ public struct JSONWriter: Sendable {
         bytes.append(byte)
     }
 
+    /// Appends a run of ready JSON (a compiled payload's constant members, or a `"key":`) after
+    /// the separator it needs, in one reservation: two appends paid the array's uniqueness
+    /// check and growth test twice, several times per request. `separated`: a comma goes first
+    /// when a value precedes (false for a run that is part of a value already begun).
+    /// `endsValue`: the run completes a value (a comma is due before the next one); false for a
+    /// key, whose value follows.
+    public mutating func appendRawRun(_ raw: UnsafeRawBufferPointer, separated: Bool, endsValue: Bool) {
+        let comma = separated && needsComma
+        appendReserved(atMost: raw.count &+ 1) { out in
+            if comma { out.append(byte: UInt8(ascii: ",")) }
+            out.append(raw)
+        }
+        needsComma = endsValue
+    }
+
     /// Opens a value the caller assembles from raw pieces (`appendRaw`); `endRawValue` closes it.
     /// The caller guarantees the pieces form one valid JSON value.
     public mutating func beginRawValue() {

@@ -160,18 +160,14 @@ public struct PayloadProgram: Sendable {
         for op in ops {
             switch op {
             case .constant(let start, let count, let separated):
-                if separated { w.beginRawValue() }
-                w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[start..<(start + count)]))
-                w.endRawValue()
+                w.appendRawRun(UnsafeRawBufferPointer(rebasing: pool[start..<(start + count)]), separated: separated, endsValue: true)
                 // A constant run may hold several members: count it once, it is never empty.
                 valueDone(true, &frames, &w)
 
             case .key(let start, let count):
                 memberMark = w.count
                 memberComma = w.separatorPending
-                w.beginRawValue()
-                w.appendRaw(UnsafeRawBufferPointer(rebasing: pool[start..<(start + count)]))
-                w.resetSeparator()
+                w.appendRawRun(UnsafeRawBufferPointer(rebasing: pool[start..<(start + count)]), separated: true, endsValue: false)
 
             case .text(let index, let omitIfEmpty):
                 // Fields read in place through the buffer: binding the leaf would copy (retain) it.

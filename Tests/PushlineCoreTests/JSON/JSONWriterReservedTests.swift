@@ -23,6 +23,38 @@ struct JSONWriterReservedTests {
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "[1,2,3,4]")
     }
 
+    /// `appendRawRun` writes what the separator, the raw bytes and the separator state it
+    /// replaces wrote, in every combination: first in a container and after a value, as a
+    /// separated or an unseparated run, ending a value or (a key) not.
+    @Test func aRawRunWritesWhatItsThreeStepsWrote() {
+        let runs: [(raw: String, separated: Bool, endsValue: Bool)] = [
+            (#""a":1"#, true, true), (#""k":"#, true, false), ("2", false, true),
+            (#""b":{},"c":[]"#, true, true), ("", true, true), (#""d":"#, true, false), ("null", false, true),
+        ]
+        for start in 0..<runs.count {
+            var stepwise = JSONWriter(reservingCapacity: 0)
+            var single = JSONWriter(reservingCapacity: 0)
+            stepwise.beginObject()
+            single.beginObject()
+            for run in runs[start...] + runs[..<start] {
+                let bytes = Array(run.raw.utf8)
+                bytes.withUnsafeBytes { raw in
+                    if run.separated { stepwise.beginRawValue() }
+                    stepwise.appendRaw(raw)
+                    if run.endsValue { stepwise.endRawValue() } else { stepwise.resetSeparator() }
+                    single.appendRawRun(raw, separated: run.separated, endsValue: run.endsValue)
+                }
+                #expect(single.bytes == stepwise.bytes && single.separatorPending == stepwise.separatorPending, "from run \(start)")
+            }
+        }
+        // Spelled out once: a member run after a member takes a comma, a key's value none.
+        var writer = JSONWriter(reservingCapacity: 0)
+        writer.beginObject()
+        for run in runs.prefix(3) { Array(run.raw.utf8).withUnsafeBytes { writer.appendRawRun($0, separated: run.separated, endsValue: run.endsValue) } }
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":1,"k":2}"#)
+    }
+
     @Test func decimalsMatchTheStandardLibrarysAtTheEndsOfTheRange() {
         let values = [0, 7, -1, 10, 99, 100, -100, 1_800_000_000, Int.max, Int.min, Int.min + 1]
         var writer = JSONWriter(reservingCapacity: 0)
