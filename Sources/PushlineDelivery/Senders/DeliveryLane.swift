@@ -7,8 +7,10 @@ public protocol DeliveryLane: Sendable {
     var provider: Provider { get }
 
     /// Hands requests over in order, suspending while the lane's queue is full (the run's
-    /// backpressure). After the lane stopped (configuration error) or was cancelled, requests are
-    /// settled at once without being sent.
+    /// backpressure). After the lane stopped (configuration error: failed `provider_stopped`),
+    /// drained or was cancelled (unsent, never attempted), requests are settled at once without
+    /// being sent. A `send` in progress when `cancel()` is called still has each of its requests
+    /// settled; a `send` that starts after `cancel()` or `finish()` returned is a caller's error.
     func send(_ requests: [OutgoingRequest]) async
 
     /// Events in batches, read by one task; the sequence ends after `finish()` or `cancel()` once
@@ -18,9 +20,13 @@ public protocol DeliveryLane: Sendable {
     /// No more requests: send what is queued, wait out the retries, end `events`.
     func finish() async
 
-    /// Stop now: what is queued or waiting for a retry settles as failed (`cancelled`); what is in
-    /// flight gets its answer or is cancelled (failed `cancelled`, with `possibleDuplicate` when it
-    /// may have reached the provider). After `drain()`, everything settles as unsent instead.
+    /// Stop now (the run's immediate stop, with or without a `drain()` before): what is queued,
+    /// waiting for a retry or waiting for a credential verdict settles as
+    /// `.unsent(reason: run_stopped, attempts:, possibleDuplicate:)`, and so does every request
+    /// still being handed over; what is in flight gets its answer if it came first, or is
+    /// cancelled and settles unsent too, `possibleDuplicate` when the cancelled attempt (or an
+    /// earlier one) may have reached the provider. A cancel never fails a request: only an
+    /// answer, a spent retry budget or a stopped provider does. `events` ends, and it returns.
     func cancel() async
 
     /// Graceful stop (the run got SIGTERM / SIGINT): start nothing new. Everything queued or

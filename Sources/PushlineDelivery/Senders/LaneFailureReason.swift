@@ -1,12 +1,12 @@
 /// The `failed` reasons a lane produces itself (besides the provider's own reason for a
 /// permanent or configuration answer, and `RetryPolicy.GiveUpReason`'s codes). Stable codes:
-/// they go into `failed.ndjson` and the summary's counts.
+/// they go into `failed.ndjson` and the summary's counts. The run's stop (drain, cancel) is
+/// never a failure: a request it kept from being sent or answered settles unsent
+/// (`DeliveryOutcome.runStoppedReason`), and a resume sends it.
 public enum LaneFailureReason {
     /// The lane stopped (a configuration error: wrong key, certificate, project, permissions)
     /// before this request got an answer; `LaneReport.stoppedBecause` says why.
     public static let providerStopped = "provider_stopped"
-    /// The run cancelled the lane before this request got an answer.
-    public static let cancelled = "cancelled"
     /// The request names a route the lane does not serve (not in the route table, or another
     /// provider's): a sink defect, settled rather than lost.
     public static let noRoute = "no_route"
@@ -27,7 +27,7 @@ public enum LaneFailureReason {
 
     /// Every code a lane can write by itself, for documentation and tests.
     public static let all = [
-        providerStopped, cancelled, noRoute, badTarget, badHeader, invalidSubscriptionKey, endpointRefused, tooManyPushServices,
+        providerStopped, noRoute, badTarget, badHeader, invalidSubscriptionKey, endpointRefused, tooManyPushServices,
         RetryPolicy.GiveUpReason.attemptsExhausted.rawValue,
         RetryPolicy.GiveUpReason.deadlineExceeded.rawValue,
         RetryPolicy.GiveUpReason.ambiguousDeliveryAlreadyResent.rawValue,

@@ -25,7 +25,8 @@ enum LaneGroupMember: Sendable {
 /// One provider sent through several `ProviderLane`s, one per key (a push service origin, a
 /// webhook channel), each with its own connections, rate and credentials; their events are
 /// merged into one stream. A request is settled here, never sent, when its key is refused;
-/// it is settled unsent after a drain and failed `cancelled` after a cancel.
+/// once the run stops (a drain or a cancel) a request of a key without a lane, or any request
+/// after a cancel, is settled unsent (never attempted), as the lanes themselves settle theirs.
 actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     nonisolated let provider: Provider
     nonisolated let events: AsyncStream<[SendEvent]>
@@ -79,7 +80,9 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     private func member(for key: String, sample: OutgoingRequest) -> LaneGroupMember {
         switch phase {
         case .cancelled:
-            return .refused(.failed(reason: LaneFailureReason.cancelled, httpStatus: 0, attempts: 0))
+            // A send in progress when the group was cancelled (its lanes may have ended): the
+            // run stopped before these were attempted.
+            return .refused(.unsent(attempts: 0, possibleDuplicate: false))
         case .drained, .finished:
             if case .lane(let lane)? = members[key] { return .lane(lane) }
             return .refused(.unsent(attempts: 0, possibleDuplicate: false))

@@ -62,6 +62,7 @@ final class ProviderLane: DeliveryLane {
 /// Ends a lane's one event stream when the last of its transfer threads has ended, then shuts
 /// down what they shared (the OAuth exchange).
 final class LaneEventsEnd: Sendable {
+    /// Threads still running; the stream is finished once it reaches 0.
     private let remaining: Mutex<Int>
     private let output: AsyncStream<[SendEvent]>.Continuation
     private let onEnd: @Sendable () async -> Void
@@ -76,10 +77,20 @@ final class LaneEventsEnd: Sendable {
     func hostEnded() async {
         let last = remaining.withLock { count -> Bool in
             count -= 1
+            if count == 0 { output.finish() }
             return count == 0
         }
         guard last else { return }
-        output.finish()
         await onEnd()
+    }
+
+    /// Emits `events` for a thread that has already ended (requests handed to it as it ended),
+    /// unless the lane's stream has finished; false then.
+    func yieldLate(_ events: [SendEvent]) -> Bool {
+        remaining.withLock { count -> Bool in
+            guard count > 0 else { return false }
+            output.yield(events)
+            return true
+        }
     }
 }

@@ -127,9 +127,9 @@ struct LaneDrainTests {
         }
     }
 
-    /// Without a drain, `cancel()` fails them: `cancelled`, and the one in flight is marked
-    /// possibly delivered.
-    @Test func cancelWithoutADrainFailsInFlightRequestsAsPossiblyDelivered() async throws {
+    /// Without a drain too, `cancel()` never fails a request: unsent, and the one in flight is
+    /// marked possibly delivered.
+    @Test func cancelWithoutADrainLeavesRequestsUnsentAndInFlightOnesPossiblyDelivered() async throws {
         let tokens = (0..<50).map(TestCampaign.apnsToken)
         try await withLaneHarness({ $0.faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds }) { harness in
             let lane = try Self.laneThatNeverTimesOut(harness)
@@ -140,11 +140,12 @@ struct LaneDrainTests {
             let run = await reader.ended()
 
             #expect(run.violations.isEmpty && run.settled.count == 50)
-            #expect(run.settled.values.allSatisfy { $0.outcome.kind == .failed && $0.outcome.reasonCode == "cancelled" })
+            #expect(run.settled.values.allSatisfy { $0.outcome.kind == .unsent && $0.outcome.reasonCode == "run_stopped" })
             let inFlight = run.settled.values.filter { $0.outcome.possibleDuplicate }
             // As above: every request the emulator received is marked, and perhaps one more.
             #expect(inFlight.count >= 1 && harness.emulator.stats().apns.requests <= inFlight.count)
-            #expect(inFlight.allSatisfy { $0.outcome.attempts == 1 })
+            #expect(inFlight.allSatisfy { $0.outcome == .unsent(attempts: 1, possibleDuplicate: true) })
+            #expect(run.settled.values.filter { !$0.outcome.possibleDuplicate }.allSatisfy { $0.outcome == .unsent(attempts: 0, possibleDuplicate: false) })
         }
     }
 

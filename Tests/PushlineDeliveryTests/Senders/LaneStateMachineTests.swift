@@ -464,7 +464,7 @@ struct LaneStateMachineTests {
         #expect(lane.settled.values.filter { $0.outcome.kind == .unsent }.count == 9)
     }
 
-    @Test("cancel: what waits settles cancelled; in-flight completions cancelled after they may have been sent are marked")
+    @Test("cancel without a drain: what waits settles unsent, never failed; in-flight completions cancelled after they may have been sent are marked")
     func cancel() {
         var lane = LaneMachineDriver(count: 10, connections: 1, streams: 2)
         lane.offerAll()
@@ -475,9 +475,9 @@ struct LaneStateMachineTests {
         lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: false)
         #expect(lane.allSettled)
         #expect(lane.ended)
-        #expect(lane.settled.values.filter { $0.outcome.reasonCode == "cancelled" }.count == 9)
-        #expect(lane.settled.values.filter { $0.outcome == .failed(reason: "cancelled", httpStatus: 0, attempts: 1, possibleDuplicate: true) }.count == 1)
-        #expect(lane.settled.values.filter { $0.outcome == .failed(reason: "cancelled", httpStatus: 0, attempts: 0, possibleDuplicate: false) }.count == 8)
+        #expect(lane.settled.values.filter { $0.outcome.kind == .unsent && $0.outcome.reasonCode == "run_stopped" }.count == 9)
+        #expect(lane.settled.values.filter { $0.outcome == .unsent(attempts: 1, possibleDuplicate: true) }.count == 1)
+        #expect(lane.settled.values.filter { $0.outcome == .unsent(attempts: 0, possibleDuplicate: false) }.count == 8)
     }
 
     @Test("finish waits for the retries before the lane ends")

@@ -44,6 +44,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private var finishRequested = false
 
     private let inbox: Mutex<Inbox>
+    /// The machine's provider, readable off the transfer thread.
+    private let provider: Provider
     /// Requests the inbox holds at most before `offer` waits (the machine holds its own cap).
     private let inboxCapacity: Int
     private let authenticator: LaneAuthenticator
@@ -70,6 +72,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         output: AsyncStream<[SendEvent]>.Continuation, logger: (@Sendable (String) -> Void)?, ended: LaneEventsEnd
     ) {
         self.machine = machine
+        provider = machine.provider
         inboxCapacity = machine.capacity
         inbox = Mutex(Inbox(report: LaneReport(provider: machine.provider)))
         self.authenticator = authenticator
@@ -98,8 +101,17 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             if !inbox.closed { inbox.activeOffers += 1 }
             return !inbox.closed
         }
-        // Given after the lane ended: a caller's contract error; nothing is left to settle it.
-        guard open else { return }
+        guard open else {
+            // This thread's loop has ended (a cancel raced this send): nothing was attempted, so
+            // the requests settle unsent, through the lane's stream while it is open. Once the
+            // stream has finished (a send after `cancel()` returned: a caller's error) nothing
+            // is left to settle them.
+            let provider = self.provider
+            _ = ended.yieldLate(requests.map {
+                .settled(SettledRequest(request: $0, provider: provider, outcome: .unsent(attempts: 0, possibleDuplicate: false), latency: nil, wasDeferred: false))
+            })
+            return
+        }
         var rest = requests[...]
         while !rest.isEmpty {
             let taken = inbox.withLock { inbox -> Int in
@@ -197,7 +209,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             return inbox.offered.isEmpty && inbox.activeOffers == 0
         }
         for waiter in drained { waiter.resume() }
-        // Requests handed over after the end still get a turn (they settle as cancelled).
+        // Requests handed over after the end still get a turn (they settle unsent).
         turnResult.ended = machineEnded && inboxEmpty
         turnResult.timeoutMilliseconds = timeout(now: now)
         return turnResult

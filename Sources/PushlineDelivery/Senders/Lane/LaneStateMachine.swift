@@ -84,7 +84,8 @@ struct LaneStateMachine {
         /// No more requests: send what is queued, wait out the retries (or, draining, only
         /// what is in flight).
         case finishing
-        /// Stop now: what waits settles cancelled; the driver cancels what is in flight.
+        /// Stop now (the run's immediate stop): what waits settles unsent; the driver cancels
+        /// what is in flight, whose completions settle unsent too.
         case cancelled
         /// Everything given has settled; nothing more happens.
         case ended
@@ -129,6 +130,10 @@ struct LaneStateMachine {
     /// unsent; what is in flight gets its answer. The lane still ends only after finish or
     /// cancel (requests handed over before the drain may still be on their way).
     private(set) var draining = false
+    /// The run is stopping (drained, cancelled, or ended): nothing starts, and a request that
+    /// cannot be sent any more settles unsent (`run_stopped`), never failed, unless it got a
+    /// definite answer (docs/delivery.md, "Ending").
+    var runStopping: Bool { draining || phase == .cancelled || phase == .ended }
     /// Set when a configuration error stopped the provider.
     private(set) var stoppedBecause: String?
     private var queue = FIFOQueue<LaneItem>()
@@ -288,14 +293,20 @@ struct LaneStateMachine {
         return actions
     }
 
-    /// Stop now: what waits settles cancelled; the driver cancels the transfers in flight, whose
-    /// completions (`.cancelled`) then settle them.
+    /// Stop now (with or without a drain before): what is queued, waiting for a retry or
+    /// waiting for a credential verdict settles unsent (`run_stopped`, with the attempts made,
+    /// marked when an earlier attempt may have been delivered), and so does everything offered
+    /// later; the driver cancels the transfers in flight, whose completions (`.cancelled`) then
+    /// settle unsent too (marked when the cancelled attempt may have reached the provider). A
+    /// request never fails because of a cancel: only an answer (or a spent retry budget, or the
+    /// provider stopping) fails it.
     mutating func cancel(now: DeliveryInstant) -> Actions {
         var actions = Actions()
         switch phase {
         case .running, .finishing:
             phase = .cancelled
-            settleWaiting(.cancelled, now: now, into: &actions)
+            settleWaiting(refusalReason ?? .runStopped, now: now, into: &actions)
+            settleAwaitingVerdict(now: now, into: &actions)
         case .cancelled, .ended:
             break
         }
@@ -352,16 +363,18 @@ struct LaneStateMachine {
             if completion.wireSends > 1 { item.possibleDuplicate = true }
             if completion.result == .cancelled {
                 // The device may have been notified by a copy that reached the provider.
+                // Its outcome is unknown, whatever else happened to the lane: unsent (a resume
+                // sends it again, marked when this attempt may have been delivered).
                 if completion.mayHaveBeenDelivered, !completion.provenUnprocessed { item.possibleDuplicate = true }
-                let reason: StopReason = draining && stoppedBecause == nil ? .runStopped : .cancelled
-                settle(item, reason.outcome(item, status: item.lastStatus), now: now, into: &actions)
+                settle(item, StopReason.runStopped.outcome(item, status: item.lastStatus), now: now, into: &actions)
                 continue
             }
             if completion.result == .notHTTP2 {
                 // Refused before a byte of the request was written: the endpoint is not an
                 // HTTP/2 server (APNs and FCM v1 speak nothing else).
                 stop("\(Self.name(provider)): \(completion.curlErrorDescription); check endpoint; stopping this provider", now: now, into: &actions)
-                settle(item, StopReason.providerStopped.outcome(item, status: 0), now: now, into: &actions)
+                // Unsent when the run's stop came first (the provider is then not stopped).
+                settle(item, (refusalReason ?? .providerStopped).outcome(item, status: 0), now: now, into: &actions)
                 continue
             }
             let classification = classify(completion, of: item.request)
@@ -383,6 +396,12 @@ struct LaneStateMachine {
                 stop(configurationMessage(classification), now: now, into: &actions)
                 settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends), now: now, into: &actions)
             case .refreshCredentials:
+                if let reason = refusalReason {
+                    // Stopping (or stopped): it will not be resent by this lane, whatever the
+                    // verdict; the refusal proved it was not delivered.
+                    settle(item, reason.outcome(item, status: classification.status), now: now, into: &actions)
+                    continue
+                }
                 guard let used = item.credential else {
                     stop("internal error: a request without a credential", now: now, into: &actions)
                     settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends), now: now, into: &actions)
@@ -464,7 +483,7 @@ struct LaneStateMachine {
         switch decision {
         case .retry(let at, _):
             if ambiguous { item.possibleDuplicate = true }
-            if draining {
+            if runStopping {
                 // Stopping: no retry; not delivered by this run (a resume sends it again).
                 settle(item, StopReason.runStopped.outcome(item, status: classification.status), now: now, into: &actions)
                 return
@@ -629,15 +648,15 @@ struct LaneStateMachine {
 
     /// Why a request is not sent (any more), in order of precedence.
     private enum StopReason {
-        case cancelled
+        /// A configuration error stopped the provider: failed `provider_stopped`.
         case providerStopped
-        /// The run is stopping (drain): not sent by this run; a resume sends it again.
+        /// The run is stopping (drain, cancel) or the lane ended: not sent by this run, unsent;
+        /// a resume sends it again. Never a failure: the run's stop proves nothing about the
+        /// device (docs/output.md, "Stopping a run").
         case runStopped
 
         func outcome(_ item: LaneItem, status: Int) -> DeliveryOutcome {
             switch self {
-            case .cancelled:
-                .failed(reason: LaneFailureReason.cancelled, httpStatus: status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate)
             case .providerStopped:
                 .failed(reason: LaneFailureReason.providerStopped, httpStatus: status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate)
             case .runStopped:
@@ -647,13 +666,11 @@ struct LaneStateMachine {
     }
 
     /// Why a request given now, or due now, is settled without being sent; nil while sending.
+    /// A stopped provider fails what it is given (a configuration error, whatever the run does);
+    /// otherwise a run that stops (drained, cancelled, ended) leaves it unsent.
     private var refusalReason: StopReason? {
-        switch phase {
-        case .cancelled, .ended: return .cancelled
-        case .running, .finishing:
-            if stoppedBecause != nil { return .providerStopped }
-            return draining ? .runStopped : nil
-        }
+        if stoppedBecause != nil { return .providerStopped }
+        return runStopping ? .runStopped : nil
     }
 
     /// A configuration error: everything queued or waiting for a retry fails now, everything
@@ -669,6 +686,20 @@ struct LaneStateMachine {
         for item in queue.removeAll() + retries.removeAll() {
             settle(item, reason.outcome(item, status: item.lastStatus), now: now, into: &actions)
         }
+    }
+
+    /// At a cancel, requests waiting for a credential verdict do not wait for it: they settle
+    /// as the lane refuses them now (unsent with their attempts; failed `provider_stopped` if
+    /// the provider stopped). A verdict that comes later finds none.
+    private mutating func settleAwaitingVerdict(now: DeliveryInstant, into actions: inout Actions) {
+        guard awaitingVerdictCount > 0, let reason = refusalReason else { return }
+        for check in awaitingVerdict.keys.sorted() {
+            for waiter in awaitingVerdict[check] ?? [] {
+                settle(waiter.item, reason.outcome(waiter.item, status: waiter.classification.status), now: now, into: &actions)
+            }
+        }
+        awaitingVerdict = [:]
+        awaitingVerdictCount = 0
     }
 
     // MARK: - Helpers
