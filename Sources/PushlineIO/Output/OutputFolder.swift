@@ -86,6 +86,8 @@ public final class OutputFolderLock: Sendable {
     static func isFinalResultName(_ name: Substring) -> Bool {
         if name == "rejects.ndjson" || name == "summary.json" || name == "checkpoint.json" || name == "deferred.ndjson" { return true }
         if sendingResultNames.contains(name) { return true }
+        // A sending run's wire logs (`wire-apns.log`): which devices were about to go on the wire.
+        if name.hasPrefix("wire-") && name.hasSuffix(".log") && !name.contains(".tmp") { return true }
         return name.hasPrefix("requests-") && (name.hasSuffix(".ndjson") || name.hasSuffix(".ndjson.gz"))
     }
 
@@ -94,13 +96,33 @@ public final class OutputFolderLock: Sendable {
 
     /// The final name a result or temporary name belongs to (`sent.ndjson` for
     /// `sent.ndjson.123-ab.tmp`), nil when it is not a result name.
-    static func resultName(of name: String) -> Substring? {
+    public static func resultName(of name: String) -> Substring? {
         if isFinalResultName(name[...]) { return name[...] }
         guard name.hasSuffix(".tmp") else { return nil }
         let base = name.dropLast(4)
         if isFinalResultName(base) { return base }
         guard let dot = base.lastIndex(of: ".") else { return nil }
         return isFinalResultName(base[..<dot]) ? base[..<dot] : nil
+    }
+
+    /// The regular files directly in the folder whose names are results (see `isResultName`),
+    /// sorted; anything else under a result name (a symlink, FIFO, directory) is refused.
+    public func resultFiles() throws(OutputFolderError) -> [String] {
+        let names: [String]
+        switch POSIX.directoryEntries(folder) {
+        case .success(let entries): names = entries.filter(Self.isResultName).sorted()
+        case .failure(let error): throw .init(folder, .cannotClean(name: ".", error.description))
+        }
+        var files: [String] = []
+        for name in names {
+            switch POSIX.entryKind(folder + "/" + name) {
+            case .success(nil): continue
+            case .success(.regular?): files.append(name)
+            case .success(let kind?): throw .init(folder, .foreignEntry(name: name, kind: kind.name))
+            case .failure(let error): throw .init(folder, .cannotClean(name: name, error.description))
+            }
+        }
+        return files
     }
 
     /// Removes every previous result file (see `isResultName`); returns the names removed.
@@ -152,6 +174,8 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
         /// The folder holds a previous run's unfinished results and `--force` was not given.
         public static let unfinishedRun = Code(rawValue: "output.unfinished_run")
         public static let cannotMoveAside = Code(rawValue: "output.move_aside_failed")
+        /// `--force` over a sending run's record without `--resend`: it would notify its devices again.
+        public static let resendNotAcknowledged = Code(rawValue: "output.resend_not_acknowledged")
     }
 
     enum Kind: Equatable {
@@ -161,12 +185,18 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
         case cannotLock(String)
         case foreignEntry(name: String, kind: String)
         case cannotClean(name: String, String)
-        case unfinishedRun(files: [String], evidence: String)
+        case unfinishedRun(files: [String], evidence: String, sent: Int)
         case cannotMoveAside(name: String, String)
+        case resendNotAcknowledged(sent: Int, finished: Bool)
     }
 
     private let kind: Kind
     public let folder: String
+
+    /// `--force` over a finished or unfinished sending run's record, without `--resend`.
+    public static func resendNotAcknowledged(_ folder: String, sent: Int, finished: Bool) -> OutputFolderError {
+        .init(folder, .resendNotAcknowledged(sent: sent, finished: finished))
+    }
 
     init(_ folder: String, _ kind: Kind) {
         self.folder = folder
@@ -183,6 +213,7 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
         case .cannotClean: .cannotClean
         case .unfinishedRun: .unfinishedRun
         case .cannotMoveAside: .cannotMoveAside
+        case .resendNotAcknowledged: .resendNotAcknowledged
         }
     }
 
@@ -200,11 +231,18 @@ public struct OutputFolderError: Error, Sendable, Equatable, CustomStringConvert
             "refusing to use the output folder \(folder): \(name) is \(kind), and only regular files are replaced"
         case .cannotClean(let name, let reason):
             "cannot remove the previous run's \(name) from \(folder): \(reason)"
-        case .unfinishedRun(let files, let evidence):
-            "the output folder \(folder) holds the results of a run that did not finish (\(evidence)): \(Self.list(files)); "
-                + "they are the record of what it sent and are kept: pass --resume to continue that run"
-                + (files.contains("checkpoint.json") ? "" : " (it left no checkpoint.json: it cannot be resumed)")
-                + ", --force to move them into \(folder)/\(UnfinishedRun.asideFolderPrefix)<UTC time>/ and run anew, or choose another output folder"
+        case .unfinishedRun(let files, let evidence, let sent):
+            "the output folder \(folder) holds the results of a sending run that did not finish (\(evidence)): \(Self.list(files)); "
+                + "they record the \(sent) device\(sent == 1 ? "" : "s") it sent and are kept: "
+                + (files.contains("checkpoint.json")
+                    ? "pass --resume (or --auto-resume) to continue that run without notifying them again"
+                    : "it left no checkpoint.json, so it cannot be resumed")
+                + "; or choose another output folder (--force --resend moves them into \(folder)/\(UnfinishedRun.asideFolderPrefix)<UTC time>/ and sends the whole campaign again, those \(sent) devices included)"
+        case .resendNotAcknowledged(let sent, let finished):
+            "--force would send the campaign in \(folder) again: its \(finished ? "finished" : "unfinished") run already sent \(sent) device\(sent == 1 ? "" : "s") (sent.ndjson), "
+                + "and they would be notified twice. "
+                + (finished ? "Nothing is left to send; " : "--resume continues it without notifying them again; ")
+                + "add --resend to move its record aside and send to every device again"
         case .cannotMoveAside(let name, let reason):
             "cannot move the unfinished run's \(name) aside in \(folder): \(reason) (nothing was removed)"
         }

@@ -61,6 +61,7 @@ extension CampaignRun {
         do throws(CheckpointError) {
             guard var journal = try CheckpointJournal.read(from: outputFolder) else { return }
             journal.complete = true
+            journal.finishedStatus = report.status.rawValue
             try journal.write(to: outputFolder, sync: true)
         } catch {
             logger.warning("cannot mark the checkpoint complete: \(error.description)")

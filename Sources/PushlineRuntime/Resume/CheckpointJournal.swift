@@ -43,6 +43,10 @@ public struct CheckpointJournal: Sendable, Equatable, Codable {
     public var mode: String
     /// The run finished (its `summary.json` is the record): nothing to resume.
     public var complete = false
+    /// The finished run's `status` (`completed_with_rejects`, …), set with `complete`: a rerun of
+    /// its command reports it and exits with its code (`FinishedRun`). Journals written before
+    /// this field have none; the summary's status is read instead.
+    public var finishedStatus: String?
     public var settledThroughLine: Int
     /// Sending: no request of a later line reached a lane (the highest of `horizonLines`).
     public var horizonLine: Int

@@ -13,7 +13,9 @@ public struct ResumePoint: Sendable {
 
     /// Reads `folder`'s checkpoint for `--resume` (before the pipeline is compiled: a resume runs
     /// with the checkpoint's clock). Refuses a folder without one and a finished run's.
-    public static func peek(folder: String) throws(ResumeRefusal) -> CheckpointJournal {
+    /// `allowingFinished`: a finished run's journal is returned too (the run then reports it,
+    /// `FinishedRun`), instead of refused.
+    public static func peek(folder: String, allowingFinished: Bool = false) throws(ResumeRefusal) -> CheckpointJournal {
         let found: CheckpointJournal?
         do throws(CheckpointError) {
             found = try CheckpointJournal.read(from: folder)
@@ -23,7 +25,7 @@ public struct ResumePoint: Sendable {
         guard let journal = found else {
             throw ResumeRefusal("cannot resume: no \(CheckpointJournal.fileName) in \(folder): nothing to resume (a run writes it as it goes, from a file audience)")
         }
-        if journal.complete {
+        if journal.complete && !allowingFinished {
             throw ResumeRefusal("cannot resume: the run in \(folder) finished (see its summary.json); run without --resume to start again")
         }
         return journal

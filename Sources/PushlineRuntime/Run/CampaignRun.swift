@@ -38,6 +38,9 @@ public struct RunReport: Sendable {
     public var stop: StopReport?
     /// Set when the run continued a checkpoint (`--resume`).
     public var resume: ResumeReport?
+    /// The folder's run had already finished this campaign (a scheduler's retry of its command):
+    /// nothing was read, sent or written; `status` and `counts` are the finished run's.
+    public var repeatOfFinishedRun = false
 }
 
 /// What a resumed run continued (`summary.json`'s `resume`, docs/resume.md).
@@ -83,6 +86,13 @@ public struct CampaignRun: Sendable {
     /// A previous run's unfinished results in the folder (`UnfinishedRun`) are moved into an
     /// `interrupted-<UTC time>/` subfolder (`--force`); without it the run refuses to start.
     public var moveUnfinishedRunAside = false
+    /// `--resend`: with `moveUnfinishedRunAside`, a sending run's record (finished or not) may be
+    /// moved aside and the campaign sent again, its notified devices included; without it
+    /// `--force` over a sending record is refused (exit 9), naming how many it sent.
+    public var resendAcknowledged = false
+    /// `--auto-resume`: continue the folder's unfinished run, report a finished run of this
+    /// campaign without running it again, else start anew (docs/resume.md).
+    public var autoResume = false
     /// How long lanes may finish in-flight requests after a stop (`--drain-timeout`): enforced by
     /// `CampaignRunService`'s service group, reported in the summary.
     public var drainTimeout: Duration = .seconds(30)
@@ -207,27 +217,67 @@ public struct CampaignRun: Sendable {
         // before it reads anything, and the previous run's results go before any of ours appear,
         // unless they are an unfinished run's record: kept (moved aside with --force) or refused.
         let lock: OutputFolderLock
+        // The folder's finished run, when this run repeats its campaign (reported, not run again).
+        var repeated: FinishedRun?
+        var finishedRefusal: String?
         do throws(OutputFolderError) {
             lock = try OutputFolderLock.acquire(outputFolder, startedAt: ISO8601DateFormatter().string(from: startedAt))
-            // A resume continues the folder's files (checked below); nothing is moved or removed.
-            if resume {
-                // (the checkpoint is loaded once the folder is ours)
+            let finished = FinishedRun.find(
+                folder: outputFolder, pipelinePath: pipeline.path, audiencePath: audiencePath, sending: sending != nil,
+                shard: campaign.shard.map { "\($0.index)/\($0.count)" }
+            )
+            if let finished, finished.sameCampaign, sending != nil, moveUnfinishedRunAside {
+                // Sending the same campaign again on purpose: only with --resend, and its record is kept.
+                guard resendAcknowledged else { throw .resendNotAcknowledged(outputFolder, sent: FinishedRun.devicesRecordedSent(lock), finished: true) }
+                let aside = try UnfinishedRun.moveAside(try lock.resultFiles(), in: outputFolder, prefix: "finished-", unixTime: Int64(startedAt.timeIntervalSince1970))
+                logger.notice("--force --resend: moved the finished run's results into \(outputFolder)/\(aside); sending the whole campaign again")
+            } else if let finished, finished.sameCampaign, resume || autoResume || sending != nil {
+                // A retry of a finished run's command: a dry run without --resume or --auto-resume
+                // is a preview and is written again; anything else reports the finished run.
+                repeated = finished
+            } else if let finished, let difference = finished.difference, resume {
+                finishedRefusal = "cannot resume: the run in \(outputFolder) finished, and it is not this campaign (\(difference)); run without --resume to replace it, or choose another output folder"
+            } else if resume {
+                // A resume continues the folder's files (checked below); nothing is moved or removed.
             } else if let unfinished = try UnfinishedRun.find(in: lock) {
                 guard moveUnfinishedRunAside else { throw unfinished.refusal }
+                guard resendAcknowledged else { throw unfinished.resendRefusal }
                 let aside = try unfinished.moveAside(unixTime: Int64(startedAt.timeIntervalSince1970))
-                logger.notice("kept the results of a previous run that did not finish: moved them into \(outputFolder)/\(aside)", metadata: [
+                logger.notice("--force --resend: moved the results of a previous run that did not finish into \(outputFolder)/\(aside); sending the whole campaign again", metadata: [
                     "why": "\(unfinished.evidence)", "files": "\(unfinished.files.joined(separator: ", "))",
+                    "devices_already_sent": "\(unfinished.devicesRecordedSent)",
                 ])
+            } else if let finished, let difference = finished.difference {
+                logger.info("the output folder's finished run was another campaign (\(difference)): its results are replaced")
             }
-            let removed = resume ? [] : try lock.removeStaleResults()
+            let removed = resume || repeated != nil || finishedRefusal != nil ? [] : try lock.removeStaleResults()
             if !removed.isEmpty {
                 logger.info("removed the previous run's results", metadata: ["files": "\(removed.joined(separator: ", "))"])
             }
         } catch {
             var report = emptyReport()
             report.failure = error.description
-            report.failureExit = error.code == .inUse || error.code == .unfinishedRun ? .outputFolderBusy : .outputError
+            report.failureExit = error.code == .inUse || error.code == .unfinishedRun || error.code == .resendNotAcknowledged ? .outputFolderBusy : .outputError
             log(report)
+            return report
+        }
+        if let finishedRefusal {
+            var report = emptyReport()
+            report.failure = finishedRefusal
+            report.failureExit = .cannotResume
+            log(report)
+            return report
+        }
+        if let repeated {
+            var report = emptyReport()
+            report.status = repeated.status
+            report.counts = repeated.journal.counts
+            report.settledThroughLine = repeated.journal.settledThroughLine
+            report.reconciled = repeated.journal.counts.reconciles
+            report.repeatOfFinishedRun = true
+            logger.notice("the run in \(outputFolder) already finished this campaign (\(repeated.countsLine)); nothing was read, sent or written: its summary.json is the record", metadata: [
+                "runs": "\(repeated.journal.runs)", "first_started_at": "\(repeated.journal.firstStartedAt)", "exit": "\(report.exit.rawValue)",
+            ])
             return report
         }
         // The flock lives as long as `lock`: this use at the very end keeps it until the summary
@@ -359,6 +409,7 @@ public struct CampaignRun: Sendable {
             }
         case .failure(let error):
             report.failure = "writing results failed: \(error.description)"
+                + (checkpoint == nil ? "" : "; the results written before it and the last checkpoint are kept: fix the cause (free space) and continue with --resume")
             report.failureExit = .outputError
             sinkFailed = true
         }
@@ -453,9 +504,9 @@ public struct CampaignRun: Sendable {
             sinkResult = .success(try await sink.run(input: encoded, settlement: settlement, recycle: pool))
         } catch {
             sinkResult = .failure(error)
-            // Keep draining so the other stages can finish; nothing more is written, and the
-            // window no longer bounds the reader (nothing settles now).
-            settlement.open()
+            // Nothing more can be written: the reader stops at its next batch (the window is
+            // closed), and what is still in the channels is drained so the other stages finish.
+            settlement.close()
             for await _ in encoded {}
         }
         let sourceOutcome = await sourceReport

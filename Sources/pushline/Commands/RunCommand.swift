@@ -20,9 +20,16 @@ struct RunCommand: AsyncParsableCommand {
         cancelled; devices not settled with their provider are listed in unsent.ndjson), writes \
         the results and summary.json (status stopped) and exits with 6 (exit codes: \
         docs/exit-codes.md). A second signal cancels \
-        what is in flight at once. A folder holding a previous run's unfinished results (killed, \
-        or stopped) is refused unless --resume, which continues that run from its \
-        checkpoint.json (docs/resume.md), or --force, which moves them into interrupted-<UTC time>/.
+        what is in flight at once. A folder holding a previous sending run's unfinished results \
+        (killed, stopped, or out of disk) is refused unless --resume (or --auto-resume), which \
+        continues that run from its checkpoint.json without notifying anyone twice \
+        (docs/resume.md); --force --resend moves them into interrupted-<UTC time>/ and sends the \
+        whole campaign again.
+
+        Running a finished run's command again (the same pipeline, audience and shard into the \
+        same folder: a scheduler's retry) sends nothing: with --resume, --auto-resume, or for a \
+        sending run, it says the run already finished and exits with that run's code (0, 3, 4 \
+        or 7). A plain dry run is written again.
         """
     )
 
@@ -53,8 +60,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Seconds in-flight requests may take to finish after SIGTERM / SIGINT before they are cancelled, 0 to 3600.", valueName: "seconds"))
     var drainTimeout = 30
 
-    @Flag(help: "Move a previous run's unfinished results in the output folder into interrupted-<UTC time>/ instead of refusing to start.")
+    @Flag(help: "Move a previous run's unfinished results in the output folder into interrupted-<UTC time>/ (a finished sending run's, of the same campaign, into finished-<UTC time>/) and start anew. Over a sending run's results it needs --resend too.")
     var force = false
+
+    @Flag(help: "With --force: acknowledge that the campaign is sent again to devices the folder's sending run already notified.")
+    var resend = false
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
@@ -77,6 +87,9 @@ struct RunCommand: AsyncParsableCommand {
         if let workers, !(1...Self.maxWorkers).contains(workers) {
             throw ValidationError("--workers must be between 1 and \(Self.maxWorkers); got \(workers)")
         }
+        if resend && !force {
+            throw ValidationError("--resend acknowledges what --force does to a sending run's record: give it with --force")
+        }
         if (resumeOptions.resume || resumeOptions.autoResume) && force {
             throw ValidationError("--resume continues the folder's run and --force moves it aside: give one of them")
         }
@@ -96,16 +109,19 @@ struct RunCommand: AsyncParsableCommand {
             // hours come out as they did in the run it continues.
             let journal: CheckpointJournal
             do {
-                journal = try ResumePoint.peek(folder: output ?? loaded.outputPath)
+                journal = try ResumePoint.peek(folder: output ?? loaded.outputPath, allowingFinished: true)
             } catch {
                 Console.fail(error.description)
                 throw ExitCode(.cannotResume)
             }
-            if let now = options.now, now != journal.clock {
+            // A finished run is reported by the run itself, whatever the clock (nothing is compiled
+            // for it to run).
+            if journal.complete {
+            } else if let now = options.now, now != journal.clock {
                 Console.fail("cannot resume: --now \(now) differs from the checkpoint's clock \(journal.clock); leave out --now to resume")
                 throw ExitCode(.cannotResume)
             }
-            if options.now == nil { loaded = try options.load(now: journal.clock) }
+            if options.now == nil, !journal.complete { loaded = try options.load(now: journal.clock) }
         } else if resumeOptions.autoResume, options.now == nil {
             // Starting anew: the warnings the first load kept quiet.
             loaded = try options.load()
@@ -139,6 +155,8 @@ struct RunCommand: AsyncParsableCommand {
             workers: workers, mode: shard.map { decision.mode.sharded($0) } ?? decision.mode, logger: logger
         )
         run.moveUnfinishedRunAside = force
+        run.resendAcknowledged = resend
+        run.autoResume = resumeOptions.autoResume
         resumeOptions.apply(to: &run, resuming: resuming)
         run.drainTimeout = .seconds(drainTimeout)
         run.dryRunEncryptsWebPush = dryRunEncrypt
@@ -149,7 +167,7 @@ struct RunCommand: AsyncParsableCommand {
         let report = await observation.observe { [run] in await run.runStoppable() }
         // On standard error, before the one error line (if any) that stays last; with JSON logs,
         // as one log event, so every line but that error is JSON.
-        if SummaryTable.applies(to: report) {
+        if SummaryTable.applies(to: report), !report.repeatOfFinishedRun {
             let table = SummaryTable.render(report)
             switch observability.logFormat {
             case .text: for line in table { Console.error(line) }

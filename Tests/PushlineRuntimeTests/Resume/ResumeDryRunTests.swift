@@ -178,10 +178,16 @@ struct AutoResumeTests {
         #expect((summary["lines"] as? [String: Any])?["read"] as? Int == ResumeDryRunTests.customers)
         #expect(summary["reconciled"] as? Bool == true)
 
-        // Once finished, the same command starts the campaign anew rather than refusing.
+        // Once finished, the same command (a scheduler's retry) reports the finished run and
+        // writes nothing; the plain command (no --auto-resume) writes the dry run again.
+        let finishedSummary = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
         let third = try PushlineBinary.run(command)
         #expect(third.status == 0, "\(third.stderr)")
-        #expect(!third.stderr.contains("resuming"))
+        #expect(third.stderr.contains("already finished this campaign"), "\(third.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json")) == finishedSummary)
+        let plain = try PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--now", ResumeDryRunTests.clock]))
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(!plain.stderr.contains("already finished"))
         #expect(try readSummary(folder)["resume"] == nil)
     }
 }
