@@ -5,8 +5,8 @@
 /// there is never opened or followed); only a successful `close()` renames it to `path`, replacing
 /// a previous *regular* file. Anything else at `path` (a symlink, FIFO, device, directory) is
 /// refused, when the writer is created and again just before the rename. A run that crashes, or a writer dropped without `close()`
-/// (the temporary file is then removed), never leaves a half-written file under the real name,
-/// so a file that exists is complete. With `syncOnClose`, the data and then the rename are
+/// (the temporary file is then removed, unless it is a run's record: `keepsRecord`), never leaves
+/// a half-written file under the real name, so a file that exists is complete. With `syncOnClose`, the data and then the rename are
 /// flushed to disk before `close()` returns.
 ///
 /// Writes are buffered (`bufferSize`, 1 MiB by default) and reach the kernel in whole buffers or
@@ -42,16 +42,21 @@ public struct OutputFile: ~Copyable {
         /// With `bypassPageCache`: while one of these fsyncs runs, whole blocks go through the
         /// page cache too (`DeviceFlushes` says why).
         public var flushes: DeviceFlushes?
+        /// The file is a run's record (results a resume continues, or who was notified): dropped
+        /// without `close()`, after a write failure or a crash of its writer, its temporary file
+        /// is kept for the next run, never removed.
+        public var keepsRecord: Bool
 
         public init(
             compression: Compression = .none, bufferSize: Int = 1 << 20, syncOnClose: Bool = false, bypassPageCache: Bool = false,
-            flushes: DeviceFlushes? = nil
+            flushes: DeviceFlushes? = nil, keepsRecord: Bool = false
         ) {
             self.compression = compression
             self.bufferSize = bufferSize
             self.syncOnClose = syncOnClose
             self.bypassPageCache = bypassPageCache
             self.flushes = flushes
+            self.keepsRecord = keepsRecord
         }
 
         /// Whether the file's buffer is block-aligned for O_DIRECT: plain files only, as a gzip
@@ -133,6 +138,8 @@ public struct OutputFile: ~Copyable {
         self.path = path
         self.syncOnClose = options.syncOnClose
         self.flushes = options.writesWholeBlocks ? options.flushes : nil
+        // A record is never removed: `deinit` removes only an uncommitted file.
+        self.committed = options.keepsRecord
         if options.writesWholeBlocks {
             // Block-aligned, in whole blocks: what O_DIRECT takes.
             let size = (options.bufferSize + Self.directBlock - 1) / Self.directBlock * Self.directBlock

@@ -12,7 +12,9 @@ import PushlineCore
 ///   closed, i.e. the run was killed or crashed), or
 /// - there is no `summary.json` (the summary is written last), or it is not a JSON object with
 ///   a `status` string, or
-/// - its status is `stopped` (stopped by a signal: a resume continues from it).
+/// - its status is `stopped` (stopped by a signal: a resume continues from it) or `failed`
+///   (results could not be written, a provider stopped: a resume continues from its last
+///   checkpoint).
 ///
 /// Anything else is finished and replaced as before: a summary with any other status and no
 /// temporary file, or a dry run's files alone (a preview of requests, not a record of sends).
@@ -30,6 +32,9 @@ public struct UnfinishedRun: Sendable, Equatable {
         case unreadableSummary
         /// `summary.json` says `stopped`.
         case stopped
+        /// `summary.json` says `failed`: its results could not be written (a full disk), a
+        /// provider stopped, or a bug; its journal is open for a resume.
+        case failed
 
         public var description: String {
             switch self {
@@ -37,6 +42,7 @@ public struct UnfinishedRun: Sendable, Equatable {
             case .noSummary: "no summary.json"
             case .unreadableSummary: "its summary.json cannot be read"
             case .stopped: "stopped by a signal: summary.json status stopped"
+            case .failed: "it failed: summary.json status failed"
             }
         }
     }
@@ -55,31 +61,21 @@ public struct UnfinishedRun: Sendable, Equatable {
     /// The unfinished run in the folder `lock` holds, or nil (no results, or a finished run's).
     public static func find(in lock: OutputFolderLock) throws(OutputFolderError) -> UnfinishedRun? {
         let folder = lock.folder
-        let names: [String]
-        switch POSIX.directoryEntries(folder) {
-        case .success(let entries): names = entries.filter(OutputFolderLock.isResultName).sorted()
-        case .failure(let error): throw .init(folder, .cannotClean(name: ".", error.description))
-        }
-        var files: [String] = []
-        for name in names {
-            switch POSIX.entryKind(folder + "/" + name) {
-            case .success(nil): continue
-            case .success(.regular?): files.append(name)
-            case .success(let kind?): throw .init(folder, .foreignEntry(name: name, kind: kind.name))
-            case .failure(let error): throw .init(folder, .cannotClean(name: name, error.description))
-            }
-        }
+        let files = try lock.resultFiles()
         let sending = files.contains { name in
             OutputFolderLock.resultName(of: name).map { OutputFolderLock.sendingResultNames.contains($0) } ?? false
         }
         guard sending else { return nil }
         let evidence: Evidence
-        if files.contains(where: { $0.hasSuffix(".tmp") }) {
+        let status = files.contains("summary.json") ? summaryStatus(folder + "/summary.json") : nil
+        if status == "failed" {
+            evidence = .failed
+        } else if files.contains(where: { $0.hasSuffix(".tmp") }) {
             evidence = .temporaryFiles
         } else if !files.contains("summary.json") {
             evidence = .noSummary
         } else {
-            switch summaryStatus(folder + "/summary.json") {
+            switch status {
             case nil: evidence = .unreadableSummary
             case "stopped"?: evidence = .stopped
             case _?: return nil
@@ -89,7 +85,7 @@ public struct UnfinishedRun: Sendable, Equatable {
     }
 
     /// The `status` of a summary file, nil when it is not a JSON object with a status string.
-    static func summaryStatus(_ path: String) -> String? {
+    public static func summaryStatus(_ path: String) -> String? {
         guard let bytes = try? BoundedFile.read(path, limit: summaryLimit),
               let document = try? JSONDocument(bytes: bytes),
               document.root.kind == .object
@@ -99,15 +95,38 @@ public struct UnfinishedRun: Sendable, Equatable {
 
     /// The refusal when the run may not move them (no `--force`).
     public var refusal: OutputFolderError {
-        .init(folder, .unfinishedRun(files: files, evidence: evidence.description))
+        .init(folder, .unfinishedRun(files: files, evidence: evidence.description, sent: devicesRecordedSent))
+    }
+
+    /// The refusal of `--force` without `--resend`: moving this record aside would send to its
+    /// devices again.
+    public var resendRefusal: OutputFolderError {
+        .init(folder, .resendNotAcknowledged(sent: devicesRecordedSent, finished: false))
+    }
+
+    /// Devices its `sent.ndjson` (final or temporary names) records as sent: one line each.
+    public var devicesRecordedSent: Int { Self.devicesRecordedSent(folder: folder, files: files) }
+
+    /// Lines of `sent.ndjson` under its final and temporary names among `files` (a torn last
+    /// record counts too: it was sent).
+    public static func devicesRecordedSent(folder: String, files: [String]) -> Int {
+        files.filter { OutputFolderLock.resultName(of: $0) == "sent.ndjson" }.reduce(0) { total, name in
+            total + ((try? BoundedFile.countRecords(folder + "/" + name)) ?? 0)
+        }
     }
 
     /// Moves every file into a new subfolder `interrupted-<UTC time of unixTime>` (`-2`, `-3`…
     /// when taken) by rename(2), so they are kept byte for byte; returns the subfolder's name.
-    /// Nothing is deleted: a file that cannot be moved stops the move with an error (the ones
-    /// moved before it stay in the subfolder).
     public func moveAside(unixTime: Int64) throws(OutputFolderError) -> String {
-        let stamp = Self.asideFolderPrefix + POSIX.compactUTC(unixTime)
+        try Self.moveAside(files, in: folder, prefix: Self.asideFolderPrefix, unixTime: unixTime)
+    }
+
+    /// Moves `files` of `folder` into a new subfolder `<prefix><UTC time of unixTime>` (`-2`,
+    /// `-3`… when taken) by rename(2); returns the subfolder's name. Nothing is deleted: a file
+    /// that cannot be moved stops the move with an error (the ones moved before it stay in the
+    /// subfolder).
+    public static func moveAside(_ files: [String], in folder: String, prefix: String, unixTime: Int64) throws(OutputFolderError) -> String {
+        let stamp = prefix + POSIX.compactUTC(unixTime)
         var name = stamp
         var suffix = 1
         while true {

@@ -88,7 +88,10 @@ final class SendState {
     ) throws(OutputFileError) {
         func open(_ name: String) throws(OutputFileError) -> ResultFile {
             let path = folder + "/" + name
-            guard let resumed = checkpoint?.resumedPath(of: name) else { return ResultFile(name: name, file: try OutputFile(path: path)) }
+            // Who was notified: kept whatever happens to the run (a write failure, a crash), for
+            // the next run to resume from or refuse to delete (`UnfinishedRun`).
+            let options = OutputFile.Options(keepsRecord: true)
+            guard let resumed = checkpoint?.resumedPath(of: name) else { return ResultFile(name: name, file: try OutputFile(path: path, options: options)) }
             // Results in completion order are kept whole (a torn last line dropped); unsent
             // devices are sent by this run, so their list starts again; rejects and deferred
             // lines follow input order and are cut at the watermark.
@@ -97,7 +100,7 @@ final class SendState {
             case "rejects.ndjson", "deferred.ndjson": .at(resumed.mark.bytes)
             default: .afterLastLine(atLeast: resumed.mark.bytes)
             }
-            return ResultFile(name: name, file: try OutputFile(resuming: resumed.path, path: path, cut: cut))
+            return ResultFile(name: name, file: try OutputFile(resuming: resumed.path, path: path, cut: cut, options: options))
         }
         sent = try open("sent.ndjson")
         invalidTokens = try open("invalid-tokens.ndjson")

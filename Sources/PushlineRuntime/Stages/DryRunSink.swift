@@ -230,7 +230,10 @@ public actor DryRunSink: RequestSink {
     /// (the kernel's copy of every byte into it was a fifth of the demo's CPU on two cores;
     /// `OutputFile` does it for plain files only), except while one of `flushes` runs.
     private func open(_ name: String, compressed: Bool, bulk: Bool = false, flushes: DeviceFlushes? = nil) throws(OutputFileError) -> OutputFile {
-        let options = OutputFile.Options(compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk, flushes: flushes)
+        // With a checkpoint the files are what a resume continues: kept when a write fails.
+        let options = OutputFile.Options(
+            compression: compressed ? .gzipMembers : .none, bypassPageCache: bulk, flushes: flushes, keepsRecord: checkpointPlan != nil
+        )
         if let resumed = checkpointPlan?.resumedPath(of: name) {
             return try OutputFile(resuming: resumed.path, path: folder + "/" + name, cut: .at(resumed.mark.bytes), options: options)
         }

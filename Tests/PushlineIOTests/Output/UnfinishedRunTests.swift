@@ -37,6 +37,10 @@ struct UnfinishedRunTests {
         (["sent.ndjson": sentLine, "summary.json.4242-ffff.tmp": "{"], .temporaryFiles),
         // Stopped by a signal: complete files, status stopped.
         (["unsent.ndjson": "", "sent.ndjson": sentLine, "summary.json": #"{"status":"stopped","mode":"send"}"#], .stopped),
+        // Failed (a full disk, a stopped provider): its journal is open for a resume, with or
+        // without the temporary files a failed write leaves.
+        (["sent.ndjson": sentLine, "summary.json": #"{"status":"failed","mode":"send"}"#], .failed),
+        (["sent.ndjson.4242-a1b2.tmp": sentLine, "summary.json": #"{"status":"failed","mode":"send"}"#], .failed),
         (["sent.ndjson": sentLine, "summary.json": "not json"], .unreadableSummary),
         (["sent.ndjson": sentLine, "summary.json": #"["completed"]"#], .unreadableSummary),
         (["sent.ndjson": sentLine, "summary.json": #"{"status":7}"#], .unreadableSummary),
@@ -54,7 +58,7 @@ struct UnfinishedRunTests {
         for name in files.keys { #expect(found.refusal.description.contains(name)) }
     }
 
-    @Test(arguments: ["completed", "completed_with_rejects", "completed_with_failures", "input_error", "failed"])
+    @Test(arguments: ["completed", "completed_with_rejects", "completed_with_failures", "input_error"])
     func aFinishedRunIsReplacedAsBefore(status: String) throws {
         let (directory, lock) = try Self.folder([
             "sent.ndjson": Self.sentLine, "failed.ndjson": "", "summary.json": #"{"mode":"send","status":"\#(status)"}"#,
