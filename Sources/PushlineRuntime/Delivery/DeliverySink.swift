@@ -251,9 +251,15 @@ public actor DeliverySink: RequestSink {
                 }
             }
             if state.writeFailure != nil, !cancelled {
-                // Results cannot be written: stop sending; everything still settles (counted)
-                // so the run drains and ends.
+                // Results cannot be written: stop sending and reading (the reader ends at its next
+                // batch); everything still settles (counted) so the run drains and ends. The
+                // files keep every line written before the failure and the journal its last
+                // consistent checkpoint, for a resume once there is room.
                 cancelled = true
+                settlement.close()
+                logger.error("results cannot be written: stopping; the results written so far and the last checkpoint are kept (resume with --resume once the cause is fixed)", metadata: [
+                    "error": "\(state.writeFailure!.description)", "in_lanes": "\(state.unsettledInLanes)",
+                ])
                 release()
                 for lane in lanes { await lane.cancel() }
             }
