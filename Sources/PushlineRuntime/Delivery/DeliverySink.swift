@@ -28,8 +28,10 @@ import Synchronization
 ///   and retrying requests settle as unsent, in-flight ones get their answers), and the requests
 ///   of batches still coming from the encoder are settled unsent here, never handed to a lane;
 ///   at an immediate stop (second signal, drain deadline) every lane is cancelled after its
-///   feeder's last `send`, and what was in flight settles as unsent too. Every device read gets
-///   its outcome.
+///   feeder's last `send`, and what was in flight settles as unsent too (`possibleDuplicate`
+///   when it may have reached the provider). A lane never fails a request because of a stop
+///   (`DeliveryLane.cancel()`): a device the stop kept from being attempted, including one
+///   still on its way to a lane, is unsent. Every device read gets its outcome.
 /// - Requests for a provider with no lane settle as failed (`provider_not_configured`);
 ///   providers in `skip` (APNs under `--validate-only`) settle as skipped. None is lost.
 ///

@@ -160,17 +160,18 @@ actor ScriptedLane: DeliveryLane {
         endIfDone()
     }
 
+    /// Like a sender's cancel, with or without a drain before: the "retry queue" settles unsent
+    /// after its one attempt, what is in flight unsent and possibly delivered; later requests
+    /// unsent at once. A cancel never fails a request.
     func cancel() async {
         finishing = true
-        var out = waiting.map { settled($0.request, .failed(reason: "cancelled", httpStatus: 0, attempts: 0), deferred: true, sent: false) }
+        draining = true
+        var out = waiting.map { settled($0.request, .unsent(attempts: 1, possibleDuplicate: false), deferred: true, sent: false) }
         pending -= waiting.count
         waiting = []
         // In flight, cancelled after it may have reached the provider, as a sender settles it.
         for request in inFlight.values.sorted(by: { $0.tag < $1.tag }) {
-            let outcome: DeliveryOutcome = draining
-                ? .unsent(attempts: 1, possibleDuplicate: true)
-                : .failed(reason: "cancelled", httpStatus: 0, attempts: 1, possibleDuplicate: true)
-            out.append(settled(request, outcome, deferred: false, sent: false))
+            out.append(settled(request, .unsent(attempts: 1, possibleDuplicate: true), deferred: false, sent: false))
         }
         pending -= inFlight.count
         inFlight = [:]
