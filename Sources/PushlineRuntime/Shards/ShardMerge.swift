@@ -17,6 +17,13 @@ public enum ShardMerge {
     /// The merged `summary.json` of `folders`, or why they cannot be merged.
     public static func merge(folders: [String]) throws(Refusal) -> [String: Any] {
         guard !folders.isEmpty else { throw Refusal(description: "no folders given") }
+        // A shard that has not finished is the usual reason for a mismatch (a scheduler stopped or
+        // killed it): say which, and how to finish it, before comparing anything.
+        let unfinished = folders.compactMap(unfinishedShard)
+        if !unfinished.isEmpty {
+            let resume = "resume \(unfinished.count == 1 ? "it" : "each") with the same command and --resume (or --auto-resume)"
+            throw Refusal(description: unfinished.joined(separator: "; ") + ": " + resume)
+        }
         var summaries: [(folder: String, summary: [String: Any], index: Int)] = []
         var count: Int?
         for folder in folders {
@@ -106,6 +113,43 @@ public enum ShardMerge {
         let reads = summaries.map { int((($0.summary["providers"] as? [String: Any])?[provider] as? [String: Any])?["devices"]) }
         return reads.reduce(0, +) - (reads.first ?? 0)
     }
+
+    /// Why `folder` holds a shard that did not finish (`out/x/shard-1 is unfinished (status
+    /// stopped)`), or nil. Unfinished: its summary says `stopped` or `failed` (a resume continues
+    /// it), or it has no readable summary but an open `checkpoint.json` (killed, or still running).
+    static func unfinishedShard(_ folder: String) -> String? {
+        let name = shownFolder(folder)
+        let data = FileManager.default.contents(atPath: folder + "/summary.json")
+        if let data, data.count <= summaryLimit, let summary = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+           let status = summary["status"] as? String {
+            switch status {
+            case "stopped":
+                return "\(name) is unfinished (status stopped)"
+            case "failed":
+                let code = (summary["exit_code"] as? NSNumber).map { ", exit \($0.intValue)" } ?? ""
+                let failure = (summary["failure"] as? String).map { ": " + String($0.prefix(200)).replacingOccurrences(of: "\n", with: " ") } ?? ""
+                return "\(name) is unfinished (status failed\(code)\(failure))"
+            default:
+                return nil
+            }
+        }
+        guard FileManager.default.fileExists(atPath: folder + "/" + CheckpointJournal.fileName) else { return nil }
+        // A journal marked complete belongs to a finished run whose summary went missing: that is
+        // not something a resume fixes, so the usual refusal names the summary.
+        if let journal = try? CheckpointJournal.read(from: folder), journal.complete { return nil }
+        let why = data == nil ? "no summary.json" : "its summary.json cannot be read"
+        return "\(name) is unfinished (\(why), and a checkpoint.json: it was killed, or it is still running)"
+    }
+
+    /// A folder as the messages name it: without trailing slashes (`shard-*/` globs give them).
+    static func shownFolder(_ folder: String) -> String {
+        var name = Substring(folder)
+        while name.count > 1, name.hasSuffix("/") { name = name.dropLast() }
+        return String(name)
+    }
+
+    /// A summary larger than this is not one Pushline wrote.
+    static let summaryLimit = 1 << 20
 
     private static func read(_ folder: String) throws(Refusal) -> [String: Any] {
         let path = folder + "/summary.json"

@@ -13,7 +13,9 @@ struct MergeResultsCommand: ParsableCommand {
         input and shard count; every shard once) and that they partition it (each shard's own \
         devices add up to the devices every shard read), then prints the merged summary.json, \
         or writes it to --output. The results files stay in the shards' folders \
-        (docs/shards.md). Exit 12 when the folders do not match.
+        (docs/shards.md). Exit 12 when the folders do not match; a shard that has not finished \
+        (stopped, failed, or killed: no summary.json beside its checkpoint.json) is named, with \
+        how to resume it.
         """
     )
 
