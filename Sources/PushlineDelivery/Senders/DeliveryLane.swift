@@ -43,6 +43,11 @@ public protocol DeliveryLane: Sendable {
 
     /// What the lane measured and why it stopped, if it did.
     func report() async -> LaneReport
+
+    /// Writes, before each request goes on the wire, which device it is for, and which answers
+    /// proved a device undelivered (`WireLog`). Call before the first `send`. Lanes that put
+    /// nothing on the wire need not (the default does nothing).
+    func recordWireSends(to log: any WireLog)
 }
 
 /// A lane's account for the summary.

@@ -44,6 +44,10 @@ final class ProviderLane: DeliveryLane {
 
     func cancel() async { await each(.cancel) }
 
+    func recordWireSends(to log: any WireLog) {
+        for host in hosts { host.attach(wireLog: log) }
+    }
+
     private func each(_ control: LaneHost.Control) async {
         await withTaskGroup(of: Void.self) { group in
             for host in hosts { group.addTask { await host.control(control) } }

@@ -34,6 +34,12 @@ enum POSIX {
         retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
     }
 
+    /// Opens `path` for appending, creating it (mode 0644 before umask) when absent; never
+    /// follows a symlink.
+    static func openForAppend(_ path: String) -> Result<Int32, Errno> {
+        retrying { open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+    }
+
     /// What a directory entry is, without following a symlink.
     enum EntryKind: Equatable {
         case regular, directory, symlink, fifo, device, socket, other

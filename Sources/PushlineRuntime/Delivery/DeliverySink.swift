@@ -21,9 +21,9 @@ import Synchronization
 /// - Outcomes are recorded on top of each batch's `encodeCounts`; result lines are written as
 ///   events arrive (completion order) to `sent.ndjson`, `invalid-tokens.ndjson`,
 ///   `failed.ndjson`, `unsent.ndjson`, and rejects to `rejects.ndjson`, each under a temporary
-///   name renamed on close (written, empty, even when nothing lands in them). What settled
-///   reaches the (temporary) files at least every `diskFlushInterval`, so a killed run leaves
-///   its record on disk.
+///   name renamed on close (written, empty, even when nothing lands in them). The outcomes of
+///   each batch of a lane's events reach the (temporary) files together as they arrive (a group
+///   commit: one write per file), so a killed run leaves its record in the kernel.
 /// - Stopping (`RunStop`): at the drain, every lane is drained (`DeliveryLane.drain()`: queued
 ///   and retrying requests settle as unsent, in-flight ones get their answers), and the requests
 ///   of batches still coming from the encoder are settled unsent here, never handed to a lane;
@@ -219,6 +219,10 @@ public actor DeliverySink: RequestSink {
                 release()
             case .events(let lane, let events):
                 state.handle(events, lane: lane, settlement: settlement)
+                // Group commit: a lane turn's outcomes reach the kernel together, at once, so a
+                // kill finds the result line of nearly every device the provider accepted and a
+                // resume sends (and marks) only what was really on the wire.
+                state.flushToDisk()
                 release()
             case .eventsEnded(let lane):
                 lanesEnded += 1

@@ -68,6 +68,8 @@ final class SendState {
     /// run may have had on the wire (their devices sent again are marked `possible_duplicate`).
     private let records: ResumeRecords?
     private let possibleDuplicateLines: [ClosedRange<Int>?]
+    /// Resuming: which of those devices the wire logs say may have been on the wire.
+    private let checkpointPlan: CheckpointPlan?
     /// Per provider ordinal: the highest line the journal allows its lane to be given.
     private var horizons: [Int]
     /// Rejects and deferred lines are written in input order (the checkpoint cuts them at the
@@ -129,6 +131,7 @@ final class SendState {
         checkpointer = checkpoint.map(RunCheckpointer.init)
         records = checkpoint?.records
         possibleDuplicateLines = Provider.allCases.map { checkpoint?.possibleDuplicateLines($0) }
+        checkpointPlan = checkpoint
         // A resume keeps the horizons it read: devices up to them it has not sent yet are still
         // possible duplicates if it is killed too. Without a checkpoint nothing is held back.
         let start = resumed?.settledThroughLine ?? 0
@@ -268,10 +271,12 @@ final class SendState {
     /// and writes its result line (not for one read back from the previous runs' records).
     private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome, writeLine: Bool = true) {
         var outcome = outcome
-        if writeLine, let provider, let lines = possibleDuplicateLines[provider.ordinal], lines.contains(request.entry.line),
-           records?.neverAttempted.contains(DeviceKey(line: request.entry.line, device: Int(request.entry.device))) != true {
-            // A killed run may have had this device on the wire without recording it.
-            outcome = outcome.markedPossibleDuplicate()
+        if writeLine, let provider, let lines = possibleDuplicateLines[provider.ordinal], lines.contains(request.entry.line) {
+            let key = DeviceKey(line: request.entry.line, device: Int(request.entry.device))
+            if records?.neverAttempted.contains(key) != true, checkpointPlan?.mayHaveBeenOnTheWire(key, provider: provider) ?? true {
+                // A killed run may have had this device on the wire without recording it.
+                outcome = outcome.markedPossibleDuplicate()
+            }
         }
         counts.record(outcome, provider: provider)
         ledger.record(tag: request.tag, outcome: outcome, provider: provider)

@@ -1,6 +1,7 @@
 import Foundation
 import PushlineDelivery
 import PushlineCore
+import PushlineIO
 
 extension CampaignRun {
     /// The run's checkpoint plan (nil: no checkpoint, for an audience from standard input or
@@ -32,6 +33,19 @@ extension CampaignRun {
                     } catch {
                         throw ResumeRefusal("cannot resume: \(error.description)")
                     }
+                    // The wire logs say which devices may really have been on the wire, unless the
+                    // machine rebooted since they were written (nothing in them was fsynced).
+                    if let boot = plan.journal.wireLogBoot, boot == RunIdentity.bootID() {
+                        for provider in Provider.allCases {
+                            guard let lines = plan.possibleDuplicateLines(provider) else { continue }
+                            plan.wireStarts[provider] = WireLogFile.possiblyOnTheWire(folder: outputFolder, provider: provider, lines: lines)
+                        }
+                    } else {
+                        if plan.journal.wireLogBoot != nil {
+                            logger.notice("the machine restarted since the run's wire logs were written: devices that may have been on the wire are marked by the journal's horizons")
+                        }
+                        plan.journal.wireLogBoot = nil
+                    }
                 }
                 return .success(plan)
             } catch {
@@ -49,7 +63,7 @@ extension CampaignRun {
         let journal = CheckpointJournal(
             mode: sending ? "send" : "dry_run", settledThroughLine: 0, horizonLine: 0, counts: RunCounts(), files: [],
             pipelineSHA256: identity.pipeline, audience: identity.audience, clock: pipeline.clock, shard: shard, runs: 1,
-            firstStartedAt: ISO8601DateFormatter().string(from: startedAt), writtenAt: ""
+            firstStartedAt: ISO8601DateFormatter().string(from: startedAt), writtenAt: "", wireLogBoot: sending ? RunIdentity.bootID() : nil
         )
         return .success(CheckpointPlan(journal: journal, folder: outputFolder, interval: interval, duplicateWindow: window, resumed: false))
     }
@@ -63,6 +77,8 @@ extension CampaignRun {
             journal.complete = true
             journal.finishedStatus = report.status.rawValue
             try journal.write(to: outputFolder, sync: true)
+            // Nothing is left to resume, so nothing is left to mark.
+            for provider in Provider.allCases { try? FileManager.default.removeItem(atPath: outputFolder + "/" + WireLogFile.name(provider)) }
         } catch {
             logger.warning("cannot mark the checkpoint complete: \(error.description)")
         }

@@ -70,6 +70,11 @@ public struct CheckpointJournal: Sendable, Equatable, Codable {
     public var firstStartedAt: String
     /// When this journal was written (UTC, ISO 8601), for people.
     public var writtenAt: String
+    /// The Linux boot the run's wire logs (`wire-<provider>.log`) were all written in: they were
+    /// never fsynced, so after a reboot (a power cut, a kernel crash) they may miss records and a
+    /// resume marks by the horizons instead. Nil once a resume ran in another boot, and in
+    /// journals from before the wire logs.
+    public var wireLogBoot: String?
 
     public func mark(of name: String) -> FileMark? { files.first { $0.name == name } }
 }

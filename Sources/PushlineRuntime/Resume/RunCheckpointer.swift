@@ -16,6 +16,16 @@ struct CheckpointPlan: Sendable {
     var resumed: Bool
     /// Sending, resumed: what the previous runs recorded after the watermark.
     var records: ResumeRecords?
+    /// Sending, resumed, per provider: the devices the previous runs' wire logs say may have been
+    /// on the wire. A provider without an entry has no log to trust: every device in its
+    /// possible-duplicate lines without a result line is marked.
+    var wireStarts: [Provider: WireStarts] = [:]
+
+    /// Whether a device of `provider` in its possible-duplicate lines may have been on the wire:
+    /// its wire log's last record for it is a start, or there is no trusted log.
+    func mayHaveBeenOnTheWire(_ key: DeviceKey, provider: Provider) -> Bool {
+        wireStarts[provider]?.mayHaveBeenSent(key) ?? true
+    }
 
     /// Lines after the watermark whose `provider` devices a killed run may have had on the wire
     /// (sending, resumed).

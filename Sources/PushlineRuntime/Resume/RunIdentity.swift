@@ -42,6 +42,13 @@ enum RunIdentity {
         }
     }
 
+    /// This boot of the machine (Linux's `boot_id`), nil where the system has none.
+    static func bootID() -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return id.isEmpty ? nil : id
+    }
+
     private static func hex(_ digest: some Sequence<UInt8>) -> String {
         digest.map { String(format: "%02x", $0) }.joined()
     }

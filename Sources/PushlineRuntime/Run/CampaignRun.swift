@@ -324,6 +324,17 @@ public struct CampaignRun: Sendable {
             }
         }
 
+        // A checkpointed sending run writes, per provider, which devices go on the wire: after a
+        // kill, the resume marks only those (docs/resume.md, "Possible duplicates").
+        if checkpoint != nil {
+            for lane in lanes {
+                guard let wireLog = WireLogFile(folder: outputFolder, provider: lane.provider) else {
+                    logger.warning("cannot open \(WireLogFile.name(lane.provider)) in \(outputFolder): after a kill, a resume marks every device that may have left by the journal's horizon")
+                    continue
+                }
+                lane.recordWireSends(to: wireLog)
+            }
+        }
         observer?.attach(lanes: lanes)
         let readThread = DedicatedThreadExecutor(name: "pushline-read")
         let writeThread = DedicatedThreadExecutor(name: "pushline-write")

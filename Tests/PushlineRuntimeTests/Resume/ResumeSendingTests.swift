@@ -113,6 +113,70 @@ struct ResumeSendingTests {
         #expect(marked.count >= deliveredTwice)
     }
 
+    /// Issue 34, item 4: with the default duplicate window (10,000, far more than the 400
+    /// streams the lanes have), a kill marks only what the wire logs say may have been on the
+    /// wire: at most twice the devices really delivered twice plus twice the streams, where the
+    /// journal's horizons alone would mark the whole window.
+    @Test(.timeLimit(.minutes(10)))
+    func aKillMarksOnlyWhatMayHaveBeenOnTheWire() async throws {
+        let harness = try await SendingRunHarness.start()
+        let pipeline = try harness.writePipeline()
+        let goodLines = try Self.writeAudience(harness.scratch.file("audience.ndjson"))
+        let folder = harness.scratch.file("out")
+        func arguments(_ extra: [String]) -> [String] {
+            ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--log-level", "notice"] + extra
+        }
+        let run = try KillableRun.start(arguments(["--now", "1800000000"]), log: harness.scratch.file("run.log"))
+        let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= Self.customers / 2 }
+        let exit = run.kill()
+        try #require(reached && exit.signalled, "the run ended before it could be killed: \(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/wire-apns.log"))
+        // What the horizons alone would mark: devices of the lines after the watermark, up to each
+        // provider's horizon, without a result line.
+        let journal = try #require(try CheckpointJournal.read(from: folder))
+        var recorded: Set<String> = []
+        let entries = try FileManager.default.contentsOfDirectory(atPath: folder)
+        for name in ["sent.ndjson", "invalid-tokens.ndjson", "failed.ndjson"] {
+            guard let file = entries.first(where: { $0.hasPrefix(name) }) else { continue }
+            for record in try readResults(folder + "/" + file) { recorded.insert("\(record["line"] as? Int ?? -1)/\(record["device"] as? Int ?? -1)") }
+        }
+        var byHorizon = 0
+        for line in goodLines.keys where line > journal.settledThroughLine {
+            for (device, provider) in [(0, Provider.apns), (1, Provider.fcm)] where line <= journal.horizonLines[provider] ?? 0 {
+                if !recorded.contains("\(line)/\(device)") { byHorizon += 1 }
+            }
+        }
+
+        let resumed = try PushlineBinary.run(arguments(["--resume"]))
+        let stats = harness.emulator.stats()
+        await harness.stop()
+        #expect([0, 3, 7].contains(resumed.status), "\(resumed.stderr)")
+        var marked: Set<String> = []
+        var outcomes = 0
+        for name in ["sent.ndjson", "invalid-tokens.ndjson", "failed.ndjson"] {
+            for record in try readResults(folder + "/" + name) {
+                outcomes += 1
+                if record["possible_duplicate"] as? Bool == true { marked.insert("\(record["line"] as? Int ?? -1)/\(record["device"] as? Int ?? -1)") }
+            }
+        }
+        #expect(outcomes == 2 * goodLines.count)
+        var deliveredTwice = 0
+        var unmarked = 0
+        for (line, n) in goodLines {
+            for (device, token, tokens) in [(0, TestTokens.apns(n), stats.apns.tokens), (1, TestTokens.fcm(n), stats.fcm.tokens)] where (tokens[token]?.delivered ?? 0) > 1 {
+                deliveredTwice += 1
+                if !marked.contains("\(line)/\(device)") { unmarked += 1 }
+            }
+        }
+        #expect(unmarked == 0, "\(unmarked) devices delivered twice, unmarked")
+        // Two providers, two connections of 100 streams each.
+        let streams = 2 * 2 * 100
+        #expect(marked.count <= 2 * deliveredTwice + 2 * streams, "\(marked.count) marked, \(deliveredTwice) delivered twice, \(byHorizon) by the horizons alone")
+        print("wire-log marks: \(marked.count) marked, \(deliveredTwice) delivered twice, \(byHorizon) would be marked by the horizons alone")
+        // A finished run has nothing left to mark: its wire logs are gone.
+        #expect(!FileManager.default.fileExists(atPath: folder + "/wire-apns.log"))
+    }
+
     /// SIGTERM with no drain time: what was queued or on the wire is listed unsent (the latter as
     /// possible duplicates); `--resume` sends them all, marks only the ones that were on the wire,
     /// and leaves unsent.ndjson empty.

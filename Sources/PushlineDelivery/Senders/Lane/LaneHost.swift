@@ -32,6 +32,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         var activeOffers = 0
         /// What the machine measured, as of the last turn.
         var report: LaneReport
+        /// Set before the first request is offered (`attach(wireLog:)`).
+        var wireLog: (any WireLog)?
     }
 
     // Confined to the transfer thread.
@@ -42,6 +44,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private var machineEnded = false
     /// `finish()` was called; applied once the inbox is empty.
     private var finishRequested = false
+    /// Where the turn's starts and undelivered answers are written before its transfers start.
+    private var wireLog: (any WireLog)?
+    private var wireRecords: [WireRecord] = []
 
     private let inbox: Mutex<Inbox>
     /// The machine's provider, readable off the transfer thread.
@@ -178,6 +183,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             swap(&controls, &inbox.control)
             swap(&credentials, &inbox.credentials)
             swap(&verdicts, &inbox.verdicts)
+            if wireLog == nil { wireLog = inbox.wireLog }
         }
         if transportCancelled { controls.append(.cancel) }
         // Drain and cancel first: what is still in the inbox then settles with the rest.
@@ -187,6 +193,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         for (check, decision) in verdicts { perform(machine.refreshDecided(check: check, decision, now: now), now: now) }
         if !completions.isEmpty {
             let mapped = completions.map(LaneStateMachine.Completion.init)
+            if wireLog != nil { noteUndelivered(mapped) }
             perform(machine.completed(mapped, now: now, unixTime: clock.unixTime()), now: now)
         }
         if controls.contains(.finish) { apply(.finish, now: now) }
@@ -212,7 +219,35 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         // Requests handed over after the end still get a turn (they settle unsent).
         turnResult.ended = machineEnded && inboxEmpty
         turnResult.timeoutMilliseconds = timeout(now: now)
+        if let wireLog { writeWireRecords(to: wireLog) }
         return turnResult
+    }
+
+    /// Answers that prove their device was not delivered: a status other than 2xx (APNs, FCM,
+    /// Web Push, ADM and webhooks all accept with 2xx only), or a stream the server refused
+    /// unprocessed. Read before the machine forgets their slots.
+    private func noteUndelivered(_ completions: [LaneStateMachine.Completion]) {
+        for completion in completions where completion.provenUnprocessed || (completion.status > 0 && !(200..<300).contains(completion.status)) {
+            guard let entry = machine.inFlightEntry(slot: completion.slot) else { continue }
+            wireRecords.append(WireRecord(line: entry.line, device: entry.device, kind: .notDelivered))
+        }
+    }
+
+    /// The turn's records, in one write, before the loop starts the turn's transfers: a device
+    /// can be on the wire only once its start reached the kernel.
+    private func writeWireRecords(to wireLog: any WireLog) {
+        for transfer in turnResult.start {
+            guard let entry = machine.inFlightEntry(slot: transfer.slot) else { continue }
+            wireRecords.append(WireRecord(line: entry.line, device: entry.device, kind: .started))
+        }
+        guard !wireRecords.isEmpty else { return }
+        wireRecords.withUnsafeBufferPointer { wireLog.record($0) }
+        wireRecords.removeAll(keepingCapacity: true)
+    }
+
+    /// Sets the wire log, before the first request is offered.
+    func attach(wireLog: any WireLog) {
+        inbox.withLock { $0.wireLog = wireLog }
     }
 
     /// Moves requests from the inbox into the machine: what it has room for, or all of them once

@@ -195,6 +195,8 @@ struct LaneStateMachine {
     /// Requests held now (queued, in flight, waiting for a retry or a verdict).
     var held: Int { queue.count + inFlight.count + retries.count + awaitingVerdictCount }
     var inFlightCount: Int { inFlight.count }
+    /// The request a transfer in flight carries: the host's wire log reads its line and device.
+    func inFlightEntry(slot: UInt64) -> RequestEntry? { inFlight[slot]?.request.entry }
     var retryCount: Int { retries.count }
     var currentRate: Double { limiter.currentRate }
     /// Offers are settled at once, whatever the room (stopped, draining, cancelled, ended).
