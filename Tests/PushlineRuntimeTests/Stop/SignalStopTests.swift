@@ -280,9 +280,15 @@ struct SignalStopTests {
             #expect(error.contains(out) && error.contains(sentFile) && error.contains("--force"), "\(error)")
             #expect(try folderFiles(out).filter { $0.key != ".pushline.lock" } == killed, "nothing touched")
 
-            let forced = try PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out, "--force"])
+            // --force alone would notify the recorded devices again: refused, naming how many.
+            let unacknowledged = try PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out, "--force"])
+            #expect(unacknowledged.status == 9, "\(unacknowledged.stderr)")
+            #expect(unacknowledged.stderr.contains("already sent ") && unacknowledged.stderr.contains("--resend"), "\(unacknowledged.stderr)")
+            #expect(try folderFiles(out).filter { $0.key != ".pushline.lock" } == killed, "nothing touched")
+
+            let forced = try PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out, "--force", "--resend"])
             #expect(forced.status == 0, "\(forced.stderr)")
-            #expect(forced.stderr.contains("kept the results of a previous run that did not finish"))
+            #expect(forced.stderr.contains("moved the results of a previous run that did not finish"))
             let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first { $0.hasPrefix("interrupted-") })
             #expect(try folderFiles(out + "/" + aside) == killed, "moved intact")
             #expect(try readSummary(out)["status"] as? String == "completed")
