@@ -93,10 +93,13 @@ struct ResumeDryRunTests {
         // Nothing but the results, the summary, the journal and the lock is left.
         let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tmp") }
         #expect(left.isEmpty, "temporary files left: \(left)")
-        // And a finished run is not resumed again.
+        // And a finished run is not run again: --resume reports it, with its exit code, and
+        // leaves its summary as it was.
+        let finished = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
         let again = try PushlineBinary.run(Self.arguments(pipeline, audience, folder, ["--resume"]))
-        #expect(again.status == 13)
-        #expect(again.stderr.contains("finished"))
+        #expect(Int(again.status) == summary["exit_code"] as? Int ?? -1, "\(again.stderr)")
+        #expect(again.stderr.contains("already finished this campaign"), "\(again.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json")) == finished)
     }
 }
 
