@@ -31,18 +31,15 @@ struct FinishedRun: Sendable {
 
     /// What makes this run another campaign than the journal's, nil when it is the same.
     static func difference(_ journal: CheckpointJournal, pipelinePath: String, audiencePath: String, sending: Bool, shard: String?) -> String? {
-        let mode = sending ? "send" : "dry_run"
-        if journal.mode != mode { return "it was a \(journal.mode == "send" ? "sending run" : "dry run")" }
-        if journal.shard != shard { return "it was \(journal.shard.map { "shard \($0)" } ?? "a whole run")" }
-        guard audiencePath != "-" else { return "this run reads standard input" }
-        do throws(RunIdentity.Failure) {
-            if try RunIdentity.pipelineSHA256(pipelinePath) != journal.pipelineSHA256 { return "its pipeline file differs" }
-            let audience = try RunIdentity.audience(audiencePath)
-            if audience.size != journal.audience.size || audience.sampleSHA256 != journal.audience.sampleSHA256 { return "its audience differs" }
-        } catch {
-            return error.description
+        switch RunIdentity.mismatch(journal, pipelinePath: pipelinePath, audiencePath: audiencePath, sending: sending, shard: shard) {
+        case nil: nil
+        case .mode?: "it was a \(journal.mode == "send" ? "sending run" : "dry run")"
+        case .standardInput?: "this run reads standard input"
+        case .unreadable(let failure)?: failure.description
+        case .pipeline?: "its pipeline file differs"
+        case .audience?: "its audience differs"
+        case .shard?: "it was \(journal.shard.map { "shard \($0)" } ?? "a whole run")"
         }
-        return nil
     }
 
     /// Devices its `sent.ndjson` records.

@@ -36,26 +36,19 @@ public struct ResumePoint: Sendable {
     /// names the checkpoint knows.
     static func load(folder: String, pipelinePath: String, audiencePath: String, sending: Bool, shard: String?, clock: Int) throws(ResumeRefusal) -> ResumePoint {
         let journal = try peek(folder: folder)
-        let mode = sending ? "send" : "dry_run"
-        guard journal.mode == mode else {
+        switch RunIdentity.mismatch(journal, pipelinePath: pipelinePath, audiencePath: audiencePath, sending: sending, shard: shard) {
+        case nil: break
+        case .mode?:
             throw ResumeRefusal("cannot resume: the checkpoint in \(folder) is of a \(journal.mode == "send" ? "sending run" : "dry run"), and this is a \(sending ? "sending run" : "dry run")")
-        }
-        guard audiencePath != "-" else {
+        case .standardInput?:
             throw ResumeRefusal("cannot resume from standard input: a resume reads the audience again from its start; pass the audience file")
-        }
-        let identity: (pipeline: String, audience: CheckpointJournal.AudienceIdentity)
-        do throws(RunIdentity.Failure) {
-            identity = (try RunIdentity.pipelineSHA256(pipelinePath), try RunIdentity.audience(audiencePath))
-        } catch {
-            throw ResumeRefusal("cannot resume: \(error.description)")
-        }
-        guard journal.pipelineSHA256 == identity.pipeline else {
+        case .unreadable(let failure)?:
+            throw ResumeRefusal("cannot resume: \(failure.description)")
+        case .pipeline?:
             throw ResumeRefusal("cannot resume: the pipeline \(pipelinePath) changed since the checkpoint (its SHA-256 differs); a resume must run the same campaign")
-        }
-        guard journal.audience.size == identity.audience.size, journal.audience.sampleSHA256 == identity.audience.sampleSHA256 else {
-            throw ResumeRefusal("cannot resume: the audience \(audiencePath) is not the one the checkpoint read (\(journal.audience.path), \(journal.audience.size) bytes; now \(identity.audience.size) bytes\(journal.audience.size == identity.audience.size ? " with other content" : ""))")
-        }
-        guard journal.shard == shard else {
+        case .audience(let now)?:
+            throw ResumeRefusal("cannot resume: the audience \(audiencePath) is not the one the checkpoint read (\(journal.audience.path), \(journal.audience.size) bytes; now \(now.size) bytes\(journal.audience.size == now.size ? " with other content" : ""))")
+        case .shard?:
             throw ResumeRefusal("cannot resume: the checkpoint is of \(journal.shard.map { "shard \($0)" } ?? "a whole run"), and this run is \(shard.map { "shard \($0)" } ?? "a whole run")")
         }
         guard journal.clock == clock else {

@@ -42,6 +42,31 @@ enum RunIdentity {
         }
     }
 
+    /// How a run starting now differs from the campaign a journal recorded, nil when it is the
+    /// same: mode, standard input, the pipeline's bytes, the audience's sample, the shard (in this
+    /// order). The clock is left to the caller: a resume compares it, a rerun does not.
+    enum Mismatch {
+        case mode
+        case standardInput
+        case unreadable(Failure)
+        case pipeline
+        case audience(CheckpointJournal.AudienceIdentity)
+        case shard
+    }
+
+    static func mismatch(_ journal: CheckpointJournal, pipelinePath: String, audiencePath: String, sending: Bool, shard: String?) -> Mismatch? {
+        guard journal.mode == (sending ? "send" : "dry_run") else { return .mode }
+        guard audiencePath != "-" else { return .standardInput }
+        do throws(Failure) {
+            if try pipelineSHA256(pipelinePath) != journal.pipelineSHA256 { return .pipeline }
+            let now = try audience(audiencePath)
+            if now.size != journal.audience.size || now.sampleSHA256 != journal.audience.sampleSHA256 { return .audience(now) }
+        } catch {
+            return .unreadable(error)
+        }
+        return journal.shard == shard ? nil : .shard
+    }
+
     /// This boot of the machine (Linux's `boot_id`), nil where the system has none.
     static func bootID() -> String? {
         guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }

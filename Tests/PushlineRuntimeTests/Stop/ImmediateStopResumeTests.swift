@@ -72,7 +72,7 @@ struct ImmediateStopResumeTests {
         // 1. Stopped at once while the feeder is still handing requests to the lane.
         let stop = RunStop()
         let (first, campaign) = try makeRun(endpoint: harness.emulator.endpoint, resume: false)
-        let report = await first.run(encoder: StopNowEncoder(base: CampaignEncoder(campaign: campaign), line: Self.stopLine, stop: stop), stop: stop)
+        let report = await first.run(encoder: StoppingEncoder(base: CampaignEncoder(campaign: campaign), line: Self.stopLine, stop: stop, immediately: true), stop: stop)
         let silentStats = harness.emulator.stats()
         await harness.stop()
 
@@ -121,25 +121,5 @@ struct ImmediateStopResumeTests {
         #expect(final["status"] as? String == "completed" && final["reconciled"] as? Bool == true)
         #expect((final["devices"] as? [String: Any])?["sent"] as? Int == Self.customers)
         #expect((final["devices"] as? [String: Any])?["unsent"] as? Int == 0)
-    }
-}
-
-/// The campaign's encoder, which stops the run at once (a drain, then a cancel, as SIGTERM and
-/// SIGINT together do) when it has encoded line `line`.
-struct StopNowEncoder: LineEncoding {
-    let base: CampaignEncoder
-    let line: Int
-    let stop: RunStop
-    var campaign: Campaign { base.campaign }
-    func makeContext() -> CampaignEncoder.Context { base.makeContext() }
-    func rejectOversizeLine(_ number: Int, length: Int, into batch: inout EncodedBatch) {
-        base.rejectOversizeLine(number, length: length, into: &batch)
-    }
-    func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch, context: inout CampaignEncoder.Context) throws {
-        base.encodeLine(buffer: buffer, line: line, into: &batch, context: &context)
-        if line.number == self.line {
-            stop.drain(cause: "SIGTERM")
-            stop.stopNow(cause: "a second signal (SIGINT)")
-        }
     }
 }

@@ -219,11 +219,13 @@ struct StopRunTests {
     }
 }
 
-/// The campaign's encoder, which starts the stop once it has encoded line `line`.
+/// The campaign's encoder, which starts the stop once it has encoded line `line`; `immediately`:
+/// a drain and then a cancel at once, as SIGTERM and SIGINT together do.
 struct StoppingEncoder: LineEncoding {
     let base: CampaignEncoder
     let line: Int
     let stop: RunStop
+    var immediately = false
     var campaign: Campaign { base.campaign }
     func makeContext() -> CampaignEncoder.Context { base.makeContext() }
     func rejectOversizeLine(_ number: Int, length: Int, into batch: inout EncodedBatch) {
@@ -231,6 +233,12 @@ struct StoppingEncoder: LineEncoding {
     }
     func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch, context: inout CampaignEncoder.Context) throws {
         base.encodeLine(buffer: buffer, line: line, into: &batch, context: &context)
-        if line.number == self.line { stop.drain(cause: "test stop at line \(self.line)") }
+        guard line.number == self.line else { return }
+        if immediately {
+            stop.drain(cause: "SIGTERM")
+            stop.stopNow(cause: "a second signal (SIGINT)")
+        } else {
+            stop.drain(cause: "test stop at line \(self.line)")
+        }
     }
 }
