@@ -45,9 +45,11 @@ public protocol DeliveryLane: Sendable {
     func report() async -> LaneReport
 
     /// Writes, before each request goes on the wire, which device it is for, and which answers
-    /// proved a device undelivered (`WireLog`). Call before the first `send`. Lanes that put
-    /// nothing on the wire need not (the default does nothing).
-    func recordWireSends(to log: any WireLog)
+    /// proved a device undelivered (`WireLog`). Call before the first `send`. Returns false when
+    /// the lane does not record: then the run must keep no log for its provider, since a resume
+    /// reads an empty log as "nothing was on the wire" and would leave its duplicates unmarked.
+    /// No default: every lane says which it does.
+    func recordWireSends(to log: any WireLog) -> Bool
 }
 
 /// A lane's account for the summary.

@@ -1,4 +1,5 @@
 import PushlineCore
+import Synchronization
 
 /// What a `LaneGroup` splits its provider's requests by (a Web Push origin, a webhook channel)
 /// and how it makes the lane of a key when the key's first request comes.
@@ -46,11 +47,20 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     private var lanes: [ProviderLane] = []
     private var forwarding = 0
     private var ended = false
+    /// Given to every lane the group makes (set before the first `send`).
+    private nonisolated let wireLog = Mutex<(any WireLog)?>(nil)
 
     init(_ source: Source) {
         self.source = source
         provider = source.provider
         (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Every lane the group makes from now on records into `log` (the group makes them per key,
+    /// at their first request, after this is called).
+    nonisolated func recordWireSends(to log: any WireLog) -> Bool {
+        wireLog.withLock { $0 = log }
+        return true
     }
 
     func send(_ requests: [OutgoingRequest]) async {
@@ -93,6 +103,7 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
         guard members.count < source.keysRemembered else { return .refused(source.overflow) }
         let made = source.make(key: key, sample: sample, lanesMade: lanes.count)
         if case .lane(let lane) = made {
+            if let log = wireLog.withLock({ $0 }) { _ = lane.recordWireSends(to: log) }
             lanes.append(lane)
             forward(lane)
         }

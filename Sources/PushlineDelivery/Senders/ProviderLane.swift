@@ -44,8 +44,9 @@ final class ProviderLane: DeliveryLane {
 
     func cancel() async { await each(.cancel) }
 
-    func recordWireSends(to log: any WireLog) {
+    func recordWireSends(to log: any WireLog) -> Bool {
         for host in hosts { host.attach(wireLog: log) }
+        return true
     }
 
     private func each(_ control: LaneHost.Control) async {

@@ -49,6 +49,15 @@ public final class AppendOnlyFile: Sendable {
         }
     }
 
+    /// Removes the file; later appends do nothing.
+    public func remove() {
+        fd.withLock { fd in
+            POSIX.removeItem(path)
+            if fd >= 0 { _ = POSIX.closeDescriptor(fd) }
+            fd = -1
+        }
+    }
+
     /// Whether appends still land.
     public var isIntact: Bool { fd.withLock { $0 >= 0 } }
 }

@@ -15,6 +15,10 @@ final class WireLogFile: WireLog {
 
     private let file: AppendOnlyFile
 
+    /// Removes the log (its lane does not record): a resume then knows nothing and marks by the
+    /// horizon, instead of reading an empty log as "nothing was on the wire".
+    func remove() { file.remove() }
+
     /// Opens (or continues) `provider`'s log in `folder`; nil when it cannot be opened (the run
     /// goes on, and a resume falls back to the journal's horizon for that provider).
     init?(folder: String, provider: Provider) {

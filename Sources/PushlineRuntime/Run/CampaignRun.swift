@@ -332,7 +332,7 @@ public struct CampaignRun: Sendable {
                     logger.warning("cannot open \(WireLogFile.name(lane.provider)) in \(outputFolder): after a kill, a resume marks every device that may have left by the journal's horizon")
                     continue
                 }
-                lane.recordWireSends(to: wireLog)
+                if !lane.recordWireSends(to: wireLog) { wireLog.remove() }
             }
         }
         observer?.attach(lanes: lanes)

@@ -417,6 +417,7 @@ actor VanishingLane: DeliveryLane {
     func drain() async { continuation.finish() }
     func cancel() async { continuation.finish() }
     func report() async -> LaneReport { LaneReport(provider: provider) }
+    nonisolated func recordWireSends(to log: any WireLog) -> Bool { false }
 }
 
 @Suite("Delivery sink: a lane that breaks its contract")

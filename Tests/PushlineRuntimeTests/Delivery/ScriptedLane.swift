@@ -183,6 +183,9 @@ actor ScriptedLane: DeliveryLane {
         if finishing && pending == 0 { continuation.finish() }
     }
 
+    /// Scripted outcomes put nothing on a wire: no log to keep.
+    nonisolated func recordWireSends(to log: any WireLog) -> Bool { false }
+
     func report() async -> LaneReport {
         var report = laneReport
         report.finalRatePerSecond = 1000

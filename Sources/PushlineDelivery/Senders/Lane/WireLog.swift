@@ -49,7 +49,3 @@ public struct WireRecord: Sendable, Equatable {
         self.init(line: Int(packed >> 17), device: UInt32((packed >> 1) & 0xFFFF), kind: packed & 1 == 1 ? .started : .notDelivered)
     }
 }
-
-extension DeliveryLane {
-    public func recordWireSends(to log: any WireLog) {}
-}
