@@ -258,8 +258,28 @@ final class TransferLoop: @unchecked Sendable {
             httpVersion: version,
             wireSends: sends,
             provenUnprocessed: provenUnprocessed,
-            curlErrorDetail: detail
+            curlErrorDetail: detail,
+            failure: result == .response || result == .cancelled ? nil : Self.failure(code: code, result: result, detail: detail)
         )
+    }
+
+    /// libcurl's code in the words both engines use.
+    static func failure(code: Int32, result: TransportResult, detail: String?) -> TransportFailure {
+        let kind: TransportFailure.Kind
+        switch (result, code) {
+        case (.notHTTP2, _): kind = .notHTTP2
+        case (.timedOut, _), (_, 28): kind = .timeout
+        case (_, 5), (_, 6): kind = .resolve
+        case (_, 7): kind = .connect
+        // CURLE_SSL_CERTPROBLEM 58, CURLE_PEER_FAILED_VERIFICATION 60, CURLE_SSL_CACERT_BADFILE 77,
+        // CURLE_SSL_ISSUER_ERROR 83.
+        case (_, 58), (_, 60), (_, 77), (_, 83): kind = .certificate
+        case (_, 35): kind = .tls
+        case (_, 0), (_, 16), (_, 52), (_, 55), (_, 56): kind = .connectionLost
+        default: kind = .other
+        }
+        let text = detail ?? CurlText.description(of: code)
+        return TransportFailure(kind, code == 0 ? text : "\(text) (curl error \(code))")
     }
 
     /// `https://host[:port]` of a request URL, for messages.

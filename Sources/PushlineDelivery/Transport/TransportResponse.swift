@@ -41,6 +41,44 @@ public struct TransportResponse: Sendable {
     /// the transport's sentence naming the server and the protocol it chose. At most 255 bytes of
     /// printable ASCII (other bytes become "?"); nil when libcurl wrote none.
     public let curlErrorDetail: String?
+    /// How the request's stream ended on the wire. The nghttp2 engine knows it exactly; the
+    /// libcurl engine infers it from what 7.88 reports (docs/delivery.md).
+    public let end: TransportStreamEnd
+    /// Why the transfer failed, in terms that do not depend on the engine; nil for an answer.
+    public let failure: TransportFailure?
+
+    init(
+        slot: UInt64, result: TransportResult, status: Int, headers: CapturedHeaders, body: [UInt8], bodyTruncated: Bool,
+        curlCode: Int32, mayHaveBeenDelivered: Bool, httpVersion: Int, wireSends: Int, provenUnprocessed: Bool,
+        curlErrorDetail: String?, end: TransportStreamEnd? = nil, failure: TransportFailure? = nil
+    ) {
+        self.slot = slot
+        self.result = result
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.bodyTruncated = bodyTruncated
+        self.curlCode = curlCode
+        self.mayHaveBeenDelivered = mayHaveBeenDelivered
+        self.httpVersion = httpVersion
+        self.wireSends = wireSends
+        self.provenUnprocessed = provenUnprocessed
+        self.curlErrorDetail = curlErrorDetail
+        self.failure = failure
+        if let end {
+            self.end = end
+        } else if result == .cancelled {
+            self.end = .cancelled
+        } else if result == .response, status > 0 {
+            self.end = .answered
+        } else if wireSends == 0 {
+            self.end = .notSent
+        } else if provenUnprocessed {
+            self.end = .refused
+        } else {
+            self.end = .lost
+        }
+    }
 
     /// libcurl sent this request more than once by itself (`wireSends` > 1). A response to it
     /// may be a second delivery: libcurl 7.88 cannot say whether the earlier copies were refused
@@ -50,9 +88,79 @@ public struct TransportResponse: Sendable {
     /// libcurl's text for `curlCode`, for messages.
     public var curlErrorDescription: String { CurlText.description(of: curlCode) }
 
-    /// What went wrong, for messages: `curlErrorDetail` when libcurl said more than its code's
-    /// text, else that text.
-    public var problemDescription: String { curlErrorDetail ?? curlErrorDescription }
+    /// What went wrong, for messages: the failure's own words, else `curlErrorDetail` when
+    /// libcurl said more than its code's text, else that text.
+    public var problemDescription: String { failure?.detail ?? curlErrorDetail ?? curlErrorDescription }
+}
+
+/// How one stream ended: exactly one of these per request (docs/delivery.md, "The HTTP/2
+/// engine"). What the lane may do next follows from it: a refused or unsent request is resent
+/// without a mark; a lost or reset one may have been processed, so a resend is marked.
+public enum TransportStreamEnd: Sendable, Equatable {
+    /// A complete response arrived (any status).
+    case answered
+    /// Never written to a connection (no connection could be made, a limit of ours refused the
+    /// request, shutdown came first): not processed.
+    case notSent
+    /// Written, and the server proved it did not process it: RST_STREAM REFUSED_STREAM, or a
+    /// stream id above a GOAWAY's last-stream-id (RFC 9113 §6.8, §8.7).
+    case refused
+    /// The server reset the stream with this HTTP/2 error code (not REFUSED_STREAM): it may have
+    /// processed the request.
+    case resetByPeer(errorCode: UInt32)
+    /// Written, then the connection died, the request timed out, or a GOAWAY covered it, with no
+    /// answer: it may have been processed.
+    case lost
+    /// The answer broke a limit of ours (header list size, body size, bytes a header may not
+    /// hold); the stream alone was reset. The server answered, so it processed the request.
+    case answerRejected(TransportAnswerProblem)
+    /// The answer's header block could not be decoded (an HPACK failure is a connection error,
+    /// RFC 9113 §4.3): its connection died with it. The server processed the request.
+    case answerBrokeConnection
+    /// Shutdown cancelled it; `TransportResponse.mayHaveBeenDelivered` says whether it was
+    /// written first.
+    case cancelled
+}
+
+/// Which limit of ours an answer broke.
+public enum TransportAnswerProblem: Sendable, Equatable {
+    case headerListTooLarge
+    case bodyTooLarge
+    case badHeaderBytes
+}
+
+/// Why a transfer failed, the same words whichever engine sent it.
+public struct TransportFailure: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The host name did not resolve.
+        case resolve
+        /// No TCP connection could be made (refused, unreachable, connect timeout).
+        case connect
+        /// The TLS handshake failed for a reason other than the certificate.
+        case tls
+        /// The server's certificate or host name did not verify (or the trust store could not be
+        /// read): configuration, not the network.
+        case certificate
+        /// ALPN did not choose h2.
+        case notHTTP2
+        /// The per-request timeout passed.
+        case timeout
+        /// The connection broke the HTTP/2 protocol or died under the request.
+        case connectionLost
+        /// Anything else (out of memory, a library refusing a call).
+        case other
+    }
+
+    public let kind: Kind
+    /// Printable ASCII, at most a few hundred bytes: safe to log.
+    public let detail: String
+
+    public init(_ kind: Kind, _ detail: String) {
+        self.kind = kind
+        self.detail = detail
+    }
+
+    public var description: String { detail }
 }
 
 /// How a transfer ended, before any provider's meaning is given to the status.

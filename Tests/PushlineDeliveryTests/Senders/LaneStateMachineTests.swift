@@ -99,7 +99,7 @@ struct LaneMachineDriver {
     mutating func answer(
         tag: UInt64? = nil, status: Int, body: String = "", bodyTruncatedAt: Int? = nil, retryAfter: String? = nil, apnsID: String? = nil,
         result: TransportResult = .response, wireSends: Int? = nil, provenUnprocessed: Bool = false,
-        mayHaveBeenDelivered: Bool? = nil, curlCode: Int32 = 0
+        mayHaveBeenDelivered: Bool? = nil, failure: TransportFailure.Kind? = nil
     ) {
         guard let index = tag.map({ t in inFlight.firstIndex { slotTag[$0.slot] == t } }) ?? (inFlight.isEmpty ? nil : 0) else {
             Issue.record("nothing in flight for tag \(String(describing: tag))")
@@ -109,7 +109,7 @@ struct LaneMachineDriver {
         let completion = LaneStateMachine.Completion(
             slot: transfer.slot, result: result, status: status, body: Array(body.utf8), bodyTruncatedAt: bodyTruncatedAt,
             messageID: apnsID.map { Array($0.utf8) },
-            retryAfter: retryAfter.map { Array($0.utf8) }, curlCode: curlCode, curlErrorDescription: "curl said no",
+            retryAfter: retryAfter.map { Array($0.utf8) }, failure: failure, curlErrorDescription: "curl said no",
             mayHaveBeenDelivered: mayHaveBeenDelivered, wireSends: wireSends, provenUnprocessed: provenUnprocessed
         )
         if let sends = wireSends, sends > 1 { sendsByTag[slotTag[transfer.slot]!, default: 0] += sends - 1 }
@@ -457,7 +457,7 @@ struct LaneStateMachineTests {
         lane.apply(lane.machine.cancel(now: lane.now))
         lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: true)
         lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: false)
-        lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: true, curlCode: 42)
+        lane.answer(status: 0, result: .cancelled, mayHaveBeenDelivered: true, failure: .other)
         #expect(lane.allSettled)
         #expect(lane.ended)
         #expect(lane.settled.values.filter { $0.outcome == .unsent(attempts: 1, possibleDuplicate: true) }.count == 2)
@@ -560,7 +560,7 @@ struct LaneStateMachineTests {
         while lane.machine.stoppedBecause == nil, started < 20 {
             #expect(lane.inFlight.count == 1)
             started += 1
-            lane.answer(status: 0, result: .failed, mayHaveBeenDelivered: false, curlCode: 7)
+            lane.answer(status: 0, result: .failed, mayHaveBeenDelivered: false, failure: .connect)
             if lane.machine.stoppedBecause == nil, lane.inFlight.isEmpty { lane.wake() }
         }
         #expect(started == 5)

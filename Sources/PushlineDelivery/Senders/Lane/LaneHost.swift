@@ -373,7 +373,7 @@ extension LaneStateMachine.Completion {
             bodyTruncatedAt: response.bodyTruncated ? response.body.count : nil,
             messageID: response.headers.bytes(named: "apns-id") ?? response.headers.bytes(named: "x-amzn-requestid"),
             retryAfter: response.headers.bytes(named: "retry-after"),
-            curlCode: response.curlCode, curlErrorDescription: response.problemDescription,
+            failure: response.failure?.kind, curlErrorDescription: response.problemDescription,
             mayHaveBeenDelivered: response.mayHaveBeenDelivered, wireSends: response.wireSends,
             provenUnprocessed: response.provenUnprocessed
         )

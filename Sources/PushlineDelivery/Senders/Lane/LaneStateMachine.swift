@@ -46,7 +46,8 @@ struct LaneStateMachine {
         /// The message's id as the provider's header gave it: `apns-id` (APNs), `x-amzn-RequestId` (ADM).
         var messageID: [UInt8]?
         var retryAfter: [UInt8]?
-        var curlCode: Int32
+        /// Why the transfer failed, whichever engine sent it; nil for an answer.
+        var failure: TransportFailure.Kind?
         var curlErrorDescription: String
         /// The request may have reached the server on one of its sends.
         var mayHaveBeenDelivered: Bool
@@ -59,7 +60,7 @@ struct LaneStateMachine {
 
         init(
             slot: UInt64, result: TransportResult, status: Int = 0, body: [UInt8] = [], bodyTruncatedAt: Int? = nil, messageID: [UInt8]? = nil,
-            retryAfter: [UInt8]? = nil, curlCode: Int32 = 0, curlErrorDescription: String = "",
+            retryAfter: [UInt8]? = nil, failure: TransportFailure.Kind? = nil, curlErrorDescription: String = "",
             mayHaveBeenDelivered: Bool? = nil, wireSends: Int? = nil, provenUnprocessed: Bool = false
         ) {
             self.slot = slot
@@ -69,7 +70,7 @@ struct LaneStateMachine {
             self.bodyTruncatedAt = bodyTruncatedAt
             self.messageID = messageID
             self.retryAfter = retryAfter
-            self.curlCode = curlCode
+            self.failure = failure
             self.curlErrorDescription = curlErrorDescription
             let answered = result == .response && status > 0
             self.mayHaveBeenDelivered = mayHaveBeenDelivered ?? answered
@@ -742,15 +743,12 @@ struct LaneStateMachine {
     /// of the audience five times.
     private mutating func unreachableMessage(_ completion: Completion) -> String? {
         guard !everAnswered else { return nil }
-        let code = completion.curlCode
-        // CURLE_SSL_CERTPROBLEM 58, CURLE_PEER_FAILED_VERIFICATION 60, CURLE_SSL_CACERT_BADFILE 77,
-        // CURLE_SSL_ISSUER_ERROR 83.
-        if completion.result == .failed, [58, 60, 77, 83].contains(code) {
-            return "\(Self.name(provider)): the TLS certificate of \(endpointText) does not verify: \(completion.curlErrorDescription) (curl error \(code)); check endpoint and ca_file; stopping this provider"
+        if completion.result == .failed, completion.failure == .certificate {
+            return "\(Self.name(provider)): the TLS certificate of \(endpointText) does not verify: \(completion.curlErrorDescription); check endpoint and ca_file; stopping this provider"
         }
         unansweredInARow += 1
         guard unansweredInARow >= retryPolicy.maximumAttempts else { return nil }
-        let detail = completion.result == .timedOut ? "timed out" : "\(completion.curlErrorDescription) (curl error \(code))"
+        let detail = completion.result == .timedOut ? "timed out" : completion.curlErrorDescription
         return "\(Self.name(provider)): cannot reach \(endpointText): \(unansweredInARow) requests in a row got no answer, the last: \(detail); check endpoint; stopping this provider"
     }
 
