@@ -1,5 +1,13 @@
 import PushlineCore
 
+/// The two implementations behind `HTTP2Transport` (docs/delivery.md, "The HTTP/2 engine").
+public enum TransportEngine: String, Sendable, CaseIterable {
+    /// nghttp2 and OpenSSL on non-blocking sockets in the transfer thread's epoll loop.
+    case nghttp2
+    /// libcurl's multi interface (its version's workarounds live in Transport/Curl).
+    case curl
+}
+
 /// How one `HTTP2Transport` (one libcurl multi handle, one thread) talks to one host.
 ///
 /// Concurrency is `connections × streamsPerConnection` transfers in flight; curl uses the lower
@@ -33,6 +41,12 @@ public struct TransportConfiguration: Sendable {
     /// endpoint). Off: such a connection is refused before a request is written (`notHTTP2`),
     /// as APNs, FCM and push services speak HTTP/2.
     public var allowsHTTP1 = false
+    /// Which implementation sends: nghttp2 driven directly (the default for HTTP/2 providers), or
+    /// libcurl (a per-provider `transport: curl`, a proxy, HTTP/1.1 webhooks, the OAuth exchange).
+    public var engine: TransportEngine = .nghttp2
+    /// A proxy URL for this transport (a provider's `proxy:` key); nil: the environment's
+    /// (`HTTPS_PROXY`, `NO_PROXY`…) applies. A transport that goes through a proxy uses libcurl.
+    public var proxy: String?
 
     public init(
         connections: Int = 1,
