@@ -113,6 +113,11 @@ public struct SenderSettings: Sendable {
     /// Webhooks: what makes each message's `webhook-id` unique to its run (the campaign and its
     /// first start; a resumed run keeps it), so ids repeat across retries and resumes only.
     public var webhookIDNamespace = ""
+    /// Which engine sends (the provider's `transport:` key): nghttp2 unless the pipeline asks
+    /// for libcurl or a proxy applies.
+    public var transport: TransportEngine = .nghttp2
+    /// The provider's `proxy:` key (an `http://` or `https://` proxy URL); nil: the environment's.
+    public var proxy: String?
 
     public init(
         endpoint: String? = nil, caFile: String? = nil, connections: Int, streamsPerConnection: Int, rate: SendRate,

@@ -105,6 +105,8 @@ public enum ProviderSenders {
                 )
                 transportConfiguration.pinnedAddresses = pinnedAddresses
                 transportConfiguration.allowsHTTP1 = allowsHTTP1
+                transportConfiguration.engine = allowsHTTP1 ? .curl : settings.transport
+                transportConfiguration.proxy = settings.proxy
                 let transport = try HTTP2Transport(transportConfiguration, host: host)
                 host.attach(transport)
                 hosts.append(host)
