@@ -54,6 +54,8 @@ let package = Package(
         .target(name: "CPushlineIO"),
         .target(name: "CPushlineRuntime"),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // The HTTP/2 engine's C side: nghttp2 and OpenSSL (Debian's libnghttp2-dev, libssl-dev).
+        .target(name: "CNGHTTP2", linkerSettings: [.linkedLibrary("nghttp2"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]),
 
         // Pure core: no I/O, no dependencies.
         .target(name: "PushlineCore", swiftSettings: strict),
@@ -68,7 +70,7 @@ let package = Package(
         .target(
             name: "PushlineDelivery",
             dependencies: [
-                "PushlineCore", "CCurl",
+                "PushlineCore", "CCurl", "CNGHTTP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

@@ -1,4 +1,3 @@
-internal import CCurl
 import Foundation
 import Synchronization
 
@@ -183,12 +182,12 @@ public final class HTTP2Transport: Sendable {
 
     // MARK: - Helpers
 
-    /// Wakes the transfer thread from `curl_multi_poll`, once per batch of producers. Called under
-    /// the lock so the multi handle cannot be freed meanwhile.
+    /// Wakes the transfer thread from its wait, once per batch of producers. Called under the
+    /// lock so the engine cannot be closed meanwhile.
     private func wake(_ state: inout TransportState, force: Bool = false) {
-        guard !state.multiClosed, force || !state.wakePending else { return }
+        guard !state.engineClosed, force || !state.wakePending else { return }
         state.wakePending = true
-        curl_multi_wakeup(loop.multi)
+        loop.engine.wake()
     }
 
     /// What the transport refuses to hand curl: also run by a hosted loop on what its host starts.

@@ -1,4 +1,3 @@
-internal import CCurl
 import Foundation
 import Synchronization
 
@@ -6,10 +5,10 @@ import Synchronization
 /// the loop, on that thread only.
 protocol TransferLoopHost: AnyObject {
     /// This turn's completions (every transfer started gets exactly one, in some turn); returns
-    /// what to start and how long the loop may wait for curl before the next turn.
+    /// what to start and how long the loop may wait for the network before the next turn.
     /// `transportCancelled`: the transport is being dropped; cancel everything.
     func turn(_ completions: [TransportResponse], transportCancelled: Bool) -> TransferLoopTurn
-    /// The loop has ended and freed curl; no turn follows.
+    /// The loop has ended and freed its engine; no turn follows.
     func loopEnded()
 }
 
@@ -20,76 +19,33 @@ struct TransferLoopTurn {
     var cancelInFlight = false
     /// Nothing more will start; the loop ends once nothing is in flight.
     var ended = false
-    /// The longest the loop waits for curl or a wake-up before the next turn (the host's next
-    /// deadline), 0...1000 ms.
+    /// The longest the loop waits for the network or a wake-up before the next turn (the host's
+    /// next deadline), 0...1000 ms.
     var timeoutMilliseconds: Int32 = 1000
 }
 
-/// The transfer thread: one libcurl multi handle, driven as
-/// perform → info_read → publish completions → admit from our queue → poll.
+/// The transfer thread: one engine (nghttp2 or libcurl), driven as
+/// perform → publish completions (or the host's turn) → start → wait.
 ///
 /// Everything but `shared` is confined to this thread; producers reach it only through the lock
-/// and `curl_multi_wakeup` (the one multi call libcurl allows from another thread).
+/// and the engine's `wake` (never called once the engine is closed: `engineClosed`).
 final class TransferLoop: @unchecked Sendable {
     let shared: Mutex<TransportState>
-    let multi: UnsafeMutableRawPointer
+    let engine: any TransferEngine
     private let configuration: TransportConfiguration
-    private let limits: SlotLimits
     private let trustAnchors: TrustAnchors?
-    private let caBundle: CABundleChoice
-    private let proxyEnvironment = ProxyEnvironment()
-    /// `CURLOPT_RESOLVE` entries (`configuration.pinnedAddresses`), made once and set on every
-    /// handle; freed with the multi handle.
-    private let pinnedAddresses: UnsafeMutablePointer<curl_slist>?
-    private var slots: [TransferSlot] = []
-    private var freeSlots: [TransferSlot] = []
-    /// Slots whose transfer is in curl's hands, for cancellation.
-    private var active: [ObjectIdentifier: TransferSlot] = [:]
     private var batch: [TransportResponse] = []
-    /// This loop's connection sockets, corked while curl writes a turn. It outlives the multi
-    /// handle, whose connections call back into it as they close.
-    let cork = ConnectionCork()
 
     /// The combined CA bundle file, when `ca_file` made one (tests).
     var trustBundlePath: String? { trustAnchors?.bundlePath }
 
     init(configuration: TransportConfiguration, trustAnchors: TrustAnchors?) throws(TransportError) {
-        guard CurlGlobal.initialised else { throw TransportError.curlSetup("curl_global_init failed") }
-        guard let multi = curl_multi_init() else { throw TransportError.curlSetup("curl_multi_init failed") }
-        self.multi = multi
         self.configuration = configuration
         self.trustAnchors = trustAnchors
         shared = Mutex(TransportState(capacity: configuration.capacity))
-        limits = SlotLimits(
-            maxBodyBytes: configuration.maxResponseBodyBytes,
-            capturedNames: configuration.capturedHeaderNames.map { Array($0.lowercased().utf8) },
-            maxHeaderValueBytes: configuration.maxHeaderValueBytes,
-            // Without the check, a connection that negotiated HTTP/1.1 is used as it is.
-            alpn: configuration.allowsHTTP1 ? nil : ALPNReader.load(),
-            cork: cork
-        )
-        caBundle = CABundleChoice(trustAnchors: trustAnchors)
-        var pinned: UnsafeMutablePointer<curl_slist>?
-        for entry in configuration.pinnedAddresses {
-            guard let appended = curl_slist_append(pinned, entry) else {
-                curl_slist_free_all(pinned)
-                curl_multi_cleanup(multi)
-                throw TransportError.curlSetup("curl_slist_append failed")
-            }
-            pinned = appended
-        }
-        pinnedAddresses = pinned
-        let options: [(CURLMoption, Int)] = [
-            (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
-            (CURLMOPT_MAX_HOST_CONNECTIONS, configuration.connections),
-            (CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection),
-            // Keep every allowed connection cached when idle between bursts.
-            (CURLMOPT_MAXCONNECTS, configuration.connections),
-        ]
-        for (option, value) in options where ccurl_multi_setopt_long(multi, option, value) != CURLM_OK {
-            curl_slist_free_all(pinned)
-            curl_multi_cleanup(multi)
-            throw TransportError.curlSetup("curl_multi_setopt \(option.rawValue) refused")
+        switch configuration.effectiveEngine {
+        case .curl: engine = try CurlTransferEngine(configuration: configuration, trustAnchors: trustAnchors)
+        case .nghttp2: engine = try NGHTTP2TransferEngine(configuration: configuration, trustAnchors: trustAnchors)
         }
     }
 
@@ -105,54 +61,48 @@ final class TransferLoop: @unchecked Sendable {
             runHosted(host)
             return
         }
-        var running: Int32 = 0
         while true {
-            cork.whileCorked { curl_multi_perform(multi, &running) }
-            readCompletions()
+            engine.perform(into: &batch)
             let phase = publish(finished: false)
             if phase == .cancelling { cancelEverything() }
             let queueEmpty = admit()
-            if phase != .running, queueEmpty, active.isEmpty { break }
-            // curl's own timers (timeouts, connects) shorten this wait as needed.
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            if phase != .running, queueEmpty, engine.inFlightCount == 0, batch.isEmpty { break }
+            if !batch.isEmpty { continue }
+            engine.wait(timeoutMilliseconds: 1000, into: &batch)
         }
         _ = publish(finished: true)
         close()
     }
 
-    /// perform → read completions → the host's turn (its machine decides) → start what it
-    /// asked for → poll until curl's next timer, the host's next deadline or a wake-up.
+    /// perform → the host's turn with what ended (its machine decides) → start what it asked
+    /// for → wait until the network, the host's next deadline or a wake-up.
     private func runHosted(_ host: any TransferLoopHost) {
-        var running: Int32 = 0
         var cancelled = false
         var started = 0
         while true {
-            cork.whileCorked { curl_multi_perform(multi, &running) }
-            readCompletions()
+            engine.perform(into: &batch)
             let completions = batch
             batch.removeAll(keepingCapacity: true)
             let phase = account(completions, started: started)
             let turn = host.turn(completions, transportCancelled: phase == .cancelling)
             if turn.cancelInFlight, !cancelled {
                 cancelled = true
-                for slot in Array(active.values) {
-                    finish(slot, code: Int32(CURLE_ABORTED_BY_CALLBACK.rawValue), cancelled: true)
-                }
+                engine.cancelAll(into: &batch)
             }
             for request in turn.start {
                 // The host's own checks exclude these; the transport refuses them all the same.
                 do throws(TransportError) {
                     try HTTP2Transport.check(request)
-                    start(request)
+                    engine.start(request, into: &batch)
                 } catch {
-                    batch.append(Self.unsent(request, code: Int32(CURLE_BAD_FUNCTION_ARGUMENT.rawValue)))
+                    batch.append(TransportResponse.unsent(request, failure: TransportFailure(.other, error.description)))
                 }
             }
             started = turn.start.count
-            if turn.ended, active.isEmpty, batch.isEmpty { break }
+            if turn.ended, engine.inFlightCount == 0, batch.isEmpty { break }
             // Completions waiting (a start that failed, a cancel): another turn at once.
             if !batch.isEmpty { continue }
-            curl_multi_poll(multi, nil, 0, turn.timeoutMilliseconds, nil)
+            engine.wait(timeoutMilliseconds: turn.timeoutMilliseconds, into: &batch)
         }
         close()
         host.loopEnded()
@@ -161,157 +111,30 @@ final class TransferLoop: @unchecked Sendable {
     /// Counts a hosted turn's transfers and connections in the shared counters (one lock per
     /// turn); returns the phase.
     private func account(_ completions: [TransportResponse], started: Int) -> TransportState.Phase {
-        let opened = connectionsOpenedSinceLastPublish
-        connectionsOpenedSinceLastPublish = 0
+        let counters = engine.takeCounters()
         return shared.withLock { state in
             state.wakePending = false
             state.submitted &+= UInt64(started)
             state.inFlight += started - completions.count
             state.completedCount &+= UInt64(completions.count)
-            state.connectionsOpened += opened
+            state.connectionsOpened += counters.connectionsOpened
+            state.wireSends &+= counters.wireSends
             return state.phase
         }
     }
-
-    /// Turns every finished transfer into a response for this loop's batch.
-    private func readCompletions() {
-        var remaining: Int32 = 0
-        while let message = curl_multi_info_read(multi, &remaining) {
-            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-            let code = message.pointee.data.result
-            var pointer: UnsafeMutableRawPointer?
-            guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
-            finish(TransferSlot.from(pointer), code: Int32(bitPattern: code.rawValue), cancelled: false)
-        }
-    }
-
-    private func finish(_ slot: TransferSlot, code: Int32, cancelled: Bool) {
-        curl_multi_remove_handle(multi, slot.easy)
-        active[ObjectIdentifier(slot)] = nil
-        let response = response(for: slot, code: code, cancelled: cancelled)
-        wireSendsSinceLastPublish &+= UInt64(response.wireSends)
-        batch.append(response)
-        slot.release()
-        // A request that needed more than one clean send leaves state in its handle.
-        if !cancelled, response.result != .response || response.wireSends != 1 {
-            guard renew(slot) else { return }
-        }
-        freeSlots.append(slot)
-    }
-
-    private func response(for slot: TransferSlot, code: Int32, cancelled: Bool) -> TransportResponse {
-        let easy = slot.easy
-        var status = 0, version = 0, connects = 0
-        _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        _ = ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
-        if connects > 0 { connectionsOpenedSinceLastPublish += connects }
-        let sends = slot.wireSends
-        let ok = code == Int32(CURLE_OK.rawValue)
-        // What the server can be proven not to have processed (docs/delivery.md, "What libcurl
-        // 7.88 can tell"): a request never written; or one whose last send libcurl reports
-        // refused (REFUSED_STREAM, or above a GOAWAY's last stream id) when it stops resending:
-        // CURLE_RECV_ERROR with no message but its give-up text. Its silent resends cannot be
-        // told apart from resends after a lost connection, so earlier sends stay "may have".
-        let lastSendRefused = code == Int32(CURLE_RECV_ERROR.rawValue) && sends > 0 && status == 0
-            && slot.errorBufferEquals("Connection died, tried 5 times before giving up")
-        let provenUnprocessed = sends == 0 || lastSendRefused
-        let mayHaveBeenDelivered = status > 0 || sends > (lastSendRefused ? 1 : 0)
-        var detail = slot.errorDetail
-        let result: TransportResult
-        if cancelled {
-            result = .cancelled
-        } else if let refused = slot.refusedALPN, code == Int32(CURLE_ABORTED_BY_CALLBACK.rawValue) {
-            result = .notHTTP2
-            let name = refused.isEmpty ? "nothing" : String(decoding: refused.map { (0x21...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
-            detail = "the server at \(Self.origin(of: slot.request?.url)) does not speak HTTP/2 (ALPN gave \(name))"
-        } else if status > 0, version != Int(CURL_HTTP_VERSION_2_0), !configuration.allowsHTTP1 {
-            // Only reachable when the ALPN check could not run (a libcurl not on OpenSSL).
-            result = .notHTTP2
-            detail = "the server at \(Self.origin(of: slot.request?.url)) does not speak HTTP/2 (it answered over HTTP/1)"
-        } else if ok, status > 0 {
-            result = .response
-        } else if code == Int32(CURLE_OPERATION_TIMEDOUT.rawValue) {
-            result = .timedOut
-        } else if ok || mayHaveBeenDelivered || sends > 0 {
-            // Written, then no answer. libcurl 7.88 reports some stream ends as CURLE_OK with
-            // status 0, the last stream a GOAWAY refuses as CURLE_HTTP2 with no message.
-            result = .noResponse
-        } else {
-            result = .failed
-        }
-        let headers: CapturedHeaders
-        if slot.anyHeaderCaptured {
-            headers = CapturedHeaders(names: configuration.capturedHeaderNames, values: slot.headerValues)
-        } else {
-            headers = .none(configuration.capturedHeaderNames)
-        }
-        return TransportResponse(
-            slot: slot.request?.slot ?? 0,
-            result: result,
-            status: status,
-            headers: headers,
-            body: slot.body.isEmpty ? [] : Array(slot.body),
-            bodyTruncated: slot.bodyTruncated,
-            curlCode: code,
-            mayHaveBeenDelivered: mayHaveBeenDelivered,
-            httpVersion: version,
-            wireSends: sends,
-            provenUnprocessed: provenUnprocessed,
-            curlErrorDetail: detail,
-            failure: result == .response || result == .cancelled ? nil : Self.failure(code: code, result: result, detail: detail)
-        )
-    }
-
-    /// libcurl's code in the words both engines use.
-    static func failure(code: Int32, result: TransportResult, detail: String?) -> TransportFailure {
-        let kind: TransportFailure.Kind
-        switch (result, code) {
-        case (.notHTTP2, _): kind = .notHTTP2
-        case (.timedOut, _), (_, 28): kind = .timeout
-        case (_, 5), (_, 6): kind = .resolve
-        case (_, 7): kind = .connect
-        // CURLE_SSL_CERTPROBLEM 58, CURLE_PEER_FAILED_VERIFICATION 60, CURLE_SSL_CACERT_BADFILE 77,
-        // CURLE_SSL_ISSUER_ERROR 83.
-        case (_, 58), (_, 60), (_, 77), (_, 83): kind = .certificate
-        case (_, 35): kind = .tls
-        case (_, 0), (_, 16), (_, 52), (_, 55), (_, 56): kind = .connectionLost
-        default: kind = .other
-        }
-        let text = detail ?? CurlText.description(of: code)
-        return TransportFailure(kind, code == 0 ? text : "\(text) (curl error \(code))")
-    }
-
-    /// `https://host[:port]` of a request URL, for messages.
-    static func origin(of url: String?) -> String {
-        guard let url else { return "the configured endpoint" }
-        var slashes = 0
-        var end = url.utf8.endIndex
-        for index in url.utf8.indices where url.utf8[index] == UInt8(ascii: "/") {
-            slashes += 1
-            if slashes == 3 { end = index; break }
-        }
-        return String(url[..<end])
-    }
-
-    private var connectionsOpenedSinceLastPublish = 0
-    private var wireSendsSinceLastPublish: UInt64 = 0
 
     /// Hands this loop's completions over (to a waiting consumer directly) and reads the phase.
     private func publish(finished: Bool) -> TransportState.Phase {
         let completions = batch
         batch.removeAll(keepingCapacity: true)
-        let opened = connectionsOpenedSinceLastPublish
-        connectionsOpenedSinceLastPublish = 0
-        let sends = wireSendsSinceLastPublish
-        wireSendsSinceLastPublish = 0
+        let counters = engine.takeCounters()
         var handOver: (CheckedContinuation<[TransportResponse]?, Never>, [TransportResponse]?)?
         var resumed: [CheckedContinuation<Void, Never>] = []
         let phase = shared.withLock { state in
             state.inFlight -= completions.count
             state.completedCount &+= UInt64(completions.count)
-            state.connectionsOpened += opened
-            state.wireSends &+= sends
+            state.connectionsOpened += counters.connectionsOpened
+            state.wireSends &+= counters.wireSends
             state.completed.append(contentsOf: completions)
             if finished { state.loopFinished = true }
             if let consumer = state.consumer, !state.completed.isEmpty || state.loopFinished {
@@ -331,8 +154,8 @@ final class TransferLoop: @unchecked Sendable {
         return phase
     }
 
-    /// Hands queued requests to curl while transfers are below the concurrency; returns whether
-    /// the queue is empty.
+    /// Hands queued requests to the engine while transfers are below the concurrency; returns
+    /// whether the queue is empty.
     private func admit() -> Bool {
         let maxInFlight = configuration.maxInFlight
         var admitted: [TransportRequest] = []
@@ -344,158 +167,9 @@ final class TransferLoop: @unchecked Sendable {
             }
             return state.queue.isEmpty
         }
-        for request in admitted { start(request) }
+        for request in admitted { engine.start(request, into: &batch) }
         return queueEmpty
     }
-
-    private func start(_ request: TransportRequest) {
-        let slot: TransferSlot
-        if let free = freeSlots.popLast() {
-            slot = free
-        } else if let fresh = makeSlot() {
-            slot = fresh
-        } else {
-            batch.append(Self.unsent(request, code: Int32(CURLE_OUT_OF_MEMORY.rawValue)))
-            return
-        }
-        slot.request = request
-        slot.resetResponse()
-        let code = configure(slot, for: request)
-        guard code == CURLE_OK, curl_multi_add_handle(multi, slot.easy) == CURLM_OK else {
-            let failure = code == CURLE_OK ? CURLE_FAILED_INIT : code
-            slot.release()
-            freeSlots.append(slot)
-            batch.append(Self.unsent(request, code: Int32(bitPattern: failure.rawValue)))
-            return
-        }
-        active[ObjectIdentifier(slot)] = slot
-    }
-
-    static func unsent(_ request: TransportRequest, code: Int32, result: TransportResult = .failed) -> TransportResponse {
-        TransportResponse(
-            slot: request.slot, result: result, status: 0, headers: .none([]), body: [],
-            bodyTruncated: false, curlCode: code, mayHaveBeenDelivered: false, httpVersion: 0,
-            wireSends: 0, provenUnprocessed: true, curlErrorDetail: nil
-        )
-    }
-
-    // MARK: - Easy handles
-
-    private func makeSlot() -> TransferSlot? {
-        guard let easy = curl_easy_init() else { return nil }
-        let slot = TransferSlot(easy: easy, limits: limits)
-        guard setBaseOptions(slot) else {
-            curl_easy_cleanup(easy)
-            return nil
-        }
-        slots.append(slot)
-        return slot
-    }
-
-    /// Gives `slot` a fresh easy handle. libcurl 7.88 keeps its resend budget (5, reset only
-    /// by `curl_easy_reset`) and a refused-stream flag (cleared by nothing) per handle, so a
-    /// reused handle would resend less, or resend a request a later failure makes it believe
-    /// refused. False (and the slot is dropped) when no handle can be made.
-    private func renew(_ slot: TransferSlot) -> Bool {
-        curl_easy_cleanup(slot.easy)
-        if let easy = curl_easy_init() {
-            slot.easy = easy
-            if setBaseOptions(slot) { return true }
-            curl_easy_cleanup(easy)
-        }
-        slots.removeAll { $0 === slot }
-        return false
-    }
-
-    private func setBaseOptions(_ slot: TransferSlot) -> Bool {
-        let easy = slot.easy
-        var ok = true
-        func set(_ option: CURLoption, _ value: Int) { ok = ok && ccurl_easy_setopt_long(easy, option, value) == CURLE_OK }
-        set(CURLOPT_NOSIGNAL, 1)
-        // Wait for a connection that can multiplex rather than open one per transfer.
-        set(CURLOPT_PIPEWAIT, 1)
-        // HTTP/2 negotiated by ALPN over TLS only: 7.88's h2c prior knowledge breaks on reuse.
-        // 7.88 falls back to HTTP/1.1 when ALPN does not give h2: the pre-request callback
-        // refuses such a connection before the request is written.
-        set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        set(CURLOPT_SSL_VERIFYPEER, 1)
-        set(CURLOPT_SSL_VERIFYHOST, 2)
-        set(CURLOPT_FOLLOWLOCATION, 0)
-        set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
-        // Each handle keeps an upload buffer (64 KiB by default in 7.88) and a download buffer
-        // (16 KiB) for as long as it lives, and a lane keeps one handle per request in flight:
-        // 2,000 handles held 160 MiB. A push body is at most a few KiB and an answer is cut at
-        // `maxResponseBodyBytes`; larger ones go through in more than one piece.
-        set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferBytes)
-        set(CURLOPT_BUFFERSIZE, Self.downloadBufferBytes)
-        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK
-        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROXY, proxyEnvironment.proxy) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, proxyEnvironment.noProxy) == CURLE_OK
-        if let path = caBundle.caInfo {
-            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, path) == CURLE_OK
-        }
-        if let pinnedAddresses {
-            ok = ok && ccurl_easy_setopt_slist(easy, CURLOPT_RESOLVE, pinnedAddresses) == CURLE_OK
-        }
-        if caBundle.clearCAPath {
-            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil) == CURLE_OK
-        }
-        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(slot.errorBuffer)) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_prereq_callback(easy, CURLOPT_PREREQFUNCTION, transferSlotPrerequest) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, slot.opaque) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, transferSlotWriteBody) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, slot.opaque) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, transferSlotHeaderLine) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, slot.opaque) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, slot.opaque) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_sockopt_callback(easy, CURLOPT_SOCKOPTFUNCTION, connectionCorkSocketOpened) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, cork.opaque) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_closesocket_callback(easy, CURLOPT_CLOSESOCKETFUNCTION, connectionCorkSocketClosing) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, cork.opaque) == CURLE_OK
-        return ok
-    }
-
-    /// libcurl 7.88's smallest upload buffer.
-    static let uploadBufferBytes = 16_384
-    static let downloadBufferBytes = 4_096
-
-    /// The per-request options; the body is passed without a copy.
-    private func configure(_ slot: TransferSlot, for request: TransportRequest) -> CURLcode {
-        let easy = slot.easy
-        guard let url = slot.joinURL(of: request) else { return CURLE_URL_MALFORMAT }
-        var code = ccurl_easy_setopt_string(easy, CURLOPT_URL, url)
-        guard code == CURLE_OK else { return code }
-        if request.method == .get {
-            code = ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil)
-            if code == CURLE_OK { code = ccurl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1) }
-        } else {
-            // The size first: with POSTFIELDS alone curl would measure the body with strlen.
-            code = ccurl_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
-            if code == CURLE_OK {
-                let bytes = request.body.baseAddress ?? UnsafeRawPointer(emptyBody)
-                code = ccurl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes))
-            }
-            if code == CURLE_OK {
-                code = request.method == .post
-                    ? ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil)
-                    : request.method.name.withCString { ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
-            }
-        }
-        guard code == CURLE_OK else { return code }
-        let headers = slot.linkHeaders(of: request)
-        guard headers.fits else { return CURLE_BAD_FUNCTION_ARGUMENT }
-        code = ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headers.list)
-        guard code == CURLE_OK else { return code }
-        code = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
-        return code
-    }
-
-    /// What an empty body points at: curl needs a non-null POSTFIELDS even for 0 bytes.
-    private let emptyBody: UnsafeMutableRawPointer = {
-        let pointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-        pointer.storeBytes(of: 0, as: UInt8.self)
-        return pointer
-    }()
 
     // MARK: - Shutdown
 
@@ -509,24 +183,17 @@ final class TransferLoop: @unchecked Sendable {
             return taken
         }
         for request in queued {
-            batch.append(Self.unsent(request, code: Int32(CURLE_ABORTED_BY_CALLBACK.rawValue), result: .cancelled))
+            batch.append(TransportResponse.unsent(request, result: .cancelled))
         }
-        for slot in Array(active.values) {
-            finish(slot, code: Int32(CURLE_ABORTED_BY_CALLBACK.rawValue), cancelled: true)
-        }
+        engine.cancelAll(into: &batch)
         if !batch.isEmpty { _ = publish(finished: false) }
     }
 
     private func close() {
-        // No producer may wake the multi handle once it is freed.
-        shared.withLock { $0.multiClosed = true }
-        for slot in slots { curl_easy_cleanup(slot.easy) }
-        slots = []
-        freeSlots = []
-        curl_multi_cleanup(multi)
-        curl_slist_free_all(pinnedAddresses)
+        // No producer may wake the engine once it is closed.
+        shared.withLock { $0.engineClosed = true }
+        engine.close()
         trustAnchors?.remove()
-        emptyBody.deallocate()
         let joiners = shared.withLock { state in
             state.loopJoined = true
             let joiners = state.joinWaiters
@@ -534,5 +201,17 @@ final class TransferLoop: @unchecked Sendable {
             return joiners
         }
         for joiner in joiners { joiner.resume() }
+    }
+}
+
+extension TransportResponse {
+    /// A request that ended before it was written: never processed.
+    static func unsent(_ request: TransportRequest, result: TransportResult = .failed, failure: TransportFailure? = nil, curlCode: Int32 = 0) -> TransportResponse {
+        TransportResponse(
+            slot: request.slot, result: result, status: 0, headers: .none([]), body: [],
+            bodyTruncated: false, curlCode: curlCode, mayHaveBeenDelivered: false, httpVersion: 0,
+            wireSends: 0, provenUnprocessed: true, curlErrorDetail: nil,
+            end: result == .cancelled ? .cancelled : .notSent, failure: result == .cancelled ? nil : failure
+        )
     }
 }

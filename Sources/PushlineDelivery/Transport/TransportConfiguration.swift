@@ -69,6 +69,12 @@ public struct TransportConfiguration: Sendable {
         if capacity == nil { self.capacity = defaultCapacity }
     }
 
+    /// The engine that really sends: libcurl when asked, for HTTP/1.1, or through a proxy.
+    var effectiveEngine: TransportEngine {
+        if engine == .curl || allowsHTTP1 || proxy != nil { return .curl }
+        return ProxyEnvironment().proxy.isEmpty ? .nghttp2 : .curl
+    }
+
     /// Transfers handed to curl at once.
     var maxInFlight: Int {
         let (product, overflow) = connections.multipliedReportingOverflow(by: streamsPerConnection)

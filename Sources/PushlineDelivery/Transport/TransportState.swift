@@ -26,11 +26,11 @@ struct TransportState {
     var consumer: CheckedContinuation<[TransportResponse]?, Never>?
     /// The transfer thread has published its last completion.
     var loopFinished = false
-    /// The transfer thread has freed the multi handle: nobody may wake it any more.
-    var multiClosed = false
+    /// The transfer thread has closed its engine: nobody may wake it any more.
+    var engineClosed = false
     var loopJoined = false
     var joinWaiters: [CheckedContinuation<Void, Never>] = []
-    /// A `curl_multi_wakeup` is pending: further producers need not send another.
+    /// A wake-up is pending: further producers need not send another.
     var wakePending = false
 
     var inFlight = 0

@@ -1,0 +1,444 @@
+internal import CNGHTTP2
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The HTTP/2 engine: nghttp2 driven directly over OpenSSL on non-blocking sockets, in the
+/// transfer thread's epoll loop (docs/delivery.md, "The HTTP/2 engine").
+///
+/// Every request ends in exactly one `TransportStreamEnd`, and the engine never sends a request
+/// twice: a refused, lost or reset stream is reported, and the lane decides.
+final class NGHTTP2TransferEngine: TransferEngine {
+    /// Our SETTINGS_MAX_HEADER_LIST_SIZE, enforced on every answer (RFC 9113 §6.5.2's measure):
+    /// an answer over it is reset alone.
+    static let maxAnswerHeaderListBytes = 16_384
+    /// Body bytes read from one answer at most; past it the stream is reset (its status stands).
+    static let maxAnswerBodyBytes = 1 << 20
+    /// Plain frames gathered for one write, and ciphertext waiting for the socket, at most:
+    /// beyond them nghttp2 holds its frames until the socket drains.
+    static let maxGatheredFrames = 1 << 20
+    static let maxQueuedCiphertext = 1 << 20
+    /// A PING after this long without a byte from the server; the connection is dead when it
+    /// goes unanswered for `pingTimeout`.
+    static let pingInterval: UInt64 = 30_000_000_000
+    static let pingTimeout: UInt64 = 10_000_000_000
+
+    let configuration: TransportConfiguration
+    let poller: EventPoller
+    let tls: TLSClientContext
+    let callbacks: OpaquePointer
+    let options: OpaquePointer
+    private let resolver: AddressResolver
+    let streamsPerConnection: Int
+    let maxResponseBodyBytes: Int
+    private let capturedNames: [[UInt8]]
+    private let capturedNameStrings: [String]
+    private let maxHeaderValueBytes: Int
+    private let connectTimeout: UInt64
+    /// Socket reads and TLS plaintext land here (one of each per thread, reused).
+    let readBuffer: UnsafeMutableRawBufferPointer
+    let plainBuffer: UnsafeMutableRawBufferPointer
+
+    private var origins: [String: HTTP2Origin] = [:]
+    private var connections: [UInt64: HTTP2Connection] = [:]
+    private var nextToken: UInt64 = 1
+    private var inFlight: [ObjectIdentifier: HTTP2Stream] = [:]
+    private var completed: [TransportResponse] = []
+    private var nextDeadline: UInt64 = .max
+    private var connectionsOpened = 0
+    var wireSends: UInt64 = 0
+    /// The last request's URL prefix and what it parsed to: a lane's requests share one.
+    private var cachedPrefix: String?
+    private var cachedOrigin: (origin: HTTP2Origin, pathStart: Int)?
+    /// Where a request's header fields are laid out for `nghttp2_submit_request` (which copies
+    /// them).
+    private var fieldBytes: [UInt8] = []
+    private var fieldRanges: [(name: Range<Int>, value: Range<Int>)] = []
+    private var fields: [nghttp2_nv] = []
+
+    init(configuration: TransportConfiguration, trustAnchors: TrustAnchors?) throws(TransportError) {
+        self.configuration = configuration
+        poller = try EventPoller()
+        do {
+            tls = try TLSClientContext(trustBundlePath: trustAnchors?.bundlePath)
+        } catch {
+            poller.close()
+            throw error
+        }
+        var options: OpaquePointer?
+        guard let callbacks = HTTP2Callbacks.make(), nghttp2_option_new(&options) == 0, let options else {
+            poller.close()
+            throw TransportError.curlSetup("nghttp2 setup failed")
+        }
+        self.callbacks = callbacks
+        self.options = options
+        // Until the server's SETTINGS arrive, assume no more streams than we would open.
+        nghttp2_option_set_peer_max_concurrent_streams(options, UInt32(configuration.streamsPerConnection))
+        resolver = AddressResolver(signal: poller.signal, pinnedAddresses: configuration.pinnedAddresses)
+        streamsPerConnection = configuration.streamsPerConnection
+        maxResponseBodyBytes = configuration.maxResponseBodyBytes
+        capturedNameStrings = configuration.capturedHeaderNames
+        capturedNames = configuration.capturedHeaderNames.map { Array($0.lowercased().utf8) }
+        maxHeaderValueBytes = configuration.maxHeaderValueBytes
+        let connectMilliseconds = configuration.connectTimeoutMilliseconds > 0 ? configuration.connectTimeoutMilliseconds : 300_000
+        connectTimeout = UInt64(connectMilliseconds) * 1_000_000
+        readBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
+        plainBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
+    }
+
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
+    // MARK: - TransferEngine
+
+    func start(_ request: TransportRequest, into completions: inout [TransportResponse]) {
+        guard let (origin, pathStart) = origin(of: request) else {
+            completions.append(.unsent(request, failure: TransportFailure(.other, "the URL must be https://host[:port]/path")))
+            return
+        }
+        let now = Self.now()
+        let deadline = request.timeoutMilliseconds > 0 ? now &+ UInt64(request.timeoutMilliseconds) &* 1_000_000 : nil
+        let stream = HTTP2Stream(request: request, deadline: deadline, origin: origin)
+        stream.pathStart = pathStart
+        inFlight[ObjectIdentifier(stream)] = stream
+        if let deadline { nextDeadline = Swift.min(nextDeadline, deadline) }
+        origin.pending.append(stream)
+        schedule(origin, now: now)
+        take(into: &completions)
+    }
+
+    func perform(into completions: inout [TransportResponse]) {
+        let now = Self.now()
+        handleResolved(now: now)
+        if now >= nextDeadline { expire(now: now) }
+        for connection in Array(connections.values) {
+            let failure: TransportFailure?
+            switch connection.state {
+            case .connecting, .handshaking:
+                failure = now >= connection.connectDeadline
+                    ? TransportFailure(.connect, "connecting to \(connection.origin.authorityText) timed out after \(connectTimeout / 1_000_000) ms") : nil
+            case .open:
+                failure = connection.keepAlive(now: now, interval: Self.pingInterval, timeout: Self.pingTimeout)
+            case .closed:
+                failure = nil
+            }
+            if let failure { connectionFailed(connection, failure, now: now) }
+        }
+        sweep(now: now)
+        take(into: &completions)
+    }
+
+    func wait(timeoutMilliseconds: Int32, into completions: inout [TransportResponse]) {
+        var now = Self.now()
+        flushAll(now: now)
+        take(into: &completions)
+        guard completions.isEmpty else { return }
+        let timeout = Swift.min(Int64(timeoutMilliseconds), millisecondsUntil(nextTimer(), from: now))
+        poller.wait(timeoutMilliseconds: Int32(Swift.max(0, timeout))) { token, readable, writable in
+            guard let connection = connections[token] else { return }
+            now = Self.now()
+            if writable, connection.state != .closed, let failure = connection.writable() {
+                connectionFailed(connection, failure, now: now)
+            }
+            if readable, connection.state != .closed, let failure = connection.readable(now: now) {
+                connectionFailed(connection, failure, now: now)
+            }
+        }
+        now = Self.now()
+        handleResolved(now: now)
+        sweep(now: now)
+        take(into: &completions)
+    }
+
+    func cancelAll(into completions: inout [TransportResponse]) {
+        for stream in Array(inFlight.values) {
+            stream.connection?.cancel(stream)
+            finish(stream, .cancelled, failure: nil)
+        }
+        take(into: &completions)
+    }
+
+    var inFlightCount: Int { inFlight.count }
+
+    func takeCounters() -> (connectionsOpened: Int, wireSends: UInt64) {
+        defer {
+            connectionsOpened = 0
+            wireSends = 0
+        }
+        return (connectionsOpened, wireSends)
+    }
+
+    func wake() { poller.signal.signal() }
+
+    func close() {
+        for connection in connections.values {
+            for (stream, end) in connection.close(graceful: true) { finish(stream, end, failure: nil) }
+        }
+        connections = [:]
+        origins = [:]
+        nghttp2_session_callbacks_del(callbacks)
+        nghttp2_option_del(options)
+        poller.close()
+        readBuffer.deallocate()
+        plainBuffer.deallocate()
+    }
+
+    // MARK: - Origins and connections
+
+    private func origin(of request: TransportRequest) -> (HTTP2Origin, Int)? {
+        if let cachedPrefix, cachedPrefix == request.urlPrefix, let cachedOrigin {
+            return (cachedOrigin.origin, cachedOrigin.pathStart) }
+        let prefix = request.urlPrefix
+        guard let parsed = HTTP2Origin.parse(prefix[...].utf8) else { return nil }
+        let key = "\(parsed.host):\(parsed.port)"
+        let origin: HTTP2Origin
+        if let known = origins[key] {
+            origin = known
+        } else {
+            origin = HTTP2Origin(host: parsed.host, port: parsed.port, authority: parsed.authority)
+            origins[key] = origin
+        }
+        cachedPrefix = prefix
+        cachedOrigin = (origin, parsed.pathStart)
+        return (origin, parsed.pathStart)
+    }
+
+    /// Starts waiting requests on connections with room; opens a connection when they have none
+    /// and the configuration allows another.
+    private func schedule(_ origin: HTTP2Origin, now: UInt64) {
+        while let stream = origin.pending.first {
+            if stream.finished {
+                _ = origin.pending.popFirst()
+                continue
+            }
+            guard let connection = origin.connections.first(where: { $0.state == .open && $0.room > 0 }) else { break }
+            _ = origin.pending.popFirst()
+            submit(stream, on: connection)
+        }
+        guard !origin.pending.isEmpty, !origin.resolving else { return }
+        let live = origin.connections.filter { $0.state != .closed && $0.goawayLastStreamID == nil }
+        let coming = live.filter { $0.state != .open }.count * streamsPerConnection
+        guard coming < origin.pending.count, live.count < configuration.connections else { return }
+        openConnection(origin, now: now)
+    }
+
+    private func openConnection(_ origin: HTTP2Origin, now: UInt64) {
+        if let pinned = resolver.pinnedAddresses(host: origin.host, port: origin.port) {
+            connect(origin, addresses: pinned, now: now)
+        } else if AddressResolver.isIPLiteral(origin.host) {
+            connect(origin, addresses: AddressResolver.lookup(host: origin.host, port: origin.port, numericOnly: true).addresses, now: now)
+        } else {
+            origin.resolving = true
+            resolver.resolve(host: origin.host, port: origin.port)
+        }
+    }
+
+    private func handleResolved(now: UInt64) {
+        for result in resolver.takeResults() {
+            guard let origin = origins["\(result.host):\(result.port)"] else { continue }
+            origin.resolving = false
+            if result.addresses.isEmpty {
+                failWaiting(origin, TransportFailure(.resolve, "cannot resolve \(result.host): \(result.problem)"))
+            } else {
+                connect(origin, addresses: result.addresses, now: now)
+            }
+        }
+    }
+
+    private func connect(_ origin: HTTP2Origin, addresses: [SocketAddress], now: UInt64) {
+        let connection = HTTP2Connection(token: nextToken, engine: self, origin: origin, addresses: addresses, now: now, connectTimeout: connectTimeout)
+        nextToken &+= 1
+        connections[connection.token] = connection
+        origin.connections.append(connection)
+        if let failure = connection.connect() { connectionFailed(connection, failure, now: now) }
+    }
+
+    /// The TLS handshake chose h2: the session is open.
+    func connectionOpened(_ connection: HTTP2Connection) {
+        connectionsOpened += 1
+        schedule(connection.origin, now: Self.now())
+    }
+
+    private func connectionFailed(_ connection: HTTP2Connection, _ failure: TransportFailure, now: UInt64) {
+        let neverOpened = connection.session == nil
+        for (stream, end) in connection.close(graceful: false) {
+            finish(stream, end, failure: end == .answered ? nil : failure)
+        }
+        remove(connection)
+        let origin = connection.origin
+        // Nothing could be opened and nothing else is open: what waits fails with the reason
+        // (not sent), and the lane decides when to try again.
+        if neverOpened, !origin.connections.contains(where: { $0.state == .open }) {
+            failWaiting(origin, failure)
+        } else {
+            schedule(origin, now: now)
+        }
+    }
+
+    private func remove(_ connection: HTTP2Connection) {
+        connections[connection.token] = nil
+        connection.origin.connections.removeAll { $0 === connection }
+    }
+
+    private func failWaiting(_ origin: HTTP2Origin, _ failure: TransportFailure) {
+        while let stream = origin.pending.popFirst() {
+            if !stream.finished { finish(stream, .notSent, failure: failure) }
+        }
+    }
+
+    /// Closes connections a GOAWAY retired once their streams are done; starts what waits.
+    private func sweep(now: UInt64) {
+        for connection in Array(connections.values) where connection.goawayLastStreamID != nil && connection.streams.isEmpty {
+            _ = connection.close(graceful: false)
+            remove(connection)
+        }
+        for origin in origins.values where !origin.pending.isEmpty { schedule(origin, now: now) }
+    }
+
+    private func flushAll(now: UInt64) {
+        for connection in Array(connections.values) where connection.state != .closed && connection.state != .connecting {
+            if let failure = connection.flush() { connectionFailed(connection, failure, now: now) }
+        }
+    }
+
+    // MARK: - Streams
+
+    private func submit(_ stream: HTTP2Stream, on connection: HTTP2Connection) {
+        layOutFields(of: stream, origin: connection.origin)
+        let id = fieldBytes.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            guard let base = bytes.baseAddress else { return -1 }
+            fields.removeAll(keepingCapacity: true)
+            for range in fieldRanges {
+                fields.append(nghttp2_nv(
+                    name: base + range.name.lowerBound, value: base + range.value.lowerBound,
+                    namelen: range.name.count, valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                ))
+            }
+            return fields.withUnsafeMutableBufferPointer { connection.submit(stream, headers: $0) }
+        }
+        if id <= 0 {
+            finish(stream, .notSent, failure: TransportFailure(.other, "nghttp2 refused the request: \(String(cString: nghttp2_strerror(id)))"))
+        }
+    }
+
+    /// The request's pseudo-headers and fields, names lower-cased (HTTP/2 requires it), in
+    /// `fieldBytes`.
+    private func layOutFields(of stream: HTTP2Stream, origin: HTTP2Origin) {
+        let request = stream.request
+        fieldBytes.removeAll(keepingCapacity: true)
+        fieldRanges.removeAll(keepingCapacity: true)
+        func add<Name: Sequence<UInt8>, Value: Sequence<UInt8>>(_ name: Name, _ value: Value, lowercase: Bool = false) {
+            let nameStart = fieldBytes.count
+            if lowercase {
+                for byte in name { fieldBytes.append((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) }
+            } else {
+                fieldBytes.append(contentsOf: name)
+            }
+            let valueStart = fieldBytes.count
+            fieldBytes.append(contentsOf: value)
+            fieldRanges.append((nameStart..<valueStart, valueStart..<fieldBytes.count))
+        }
+        add(":method".utf8, request.method.name.utf8)
+        add(":scheme".utf8, "https".utf8)
+        add(":authority".utf8, origin.authority)
+        let pathStart = fieldBytes.count
+        add(":path".utf8, request.urlPrefix.utf8.dropFirst(stream.pathStart))
+        fieldBytes.append(contentsOf: request.urlTarget)
+        fieldBytes.append(contentsOf: request.urlSuffix.utf8)
+        let pathValue = fieldRanges[fieldRanges.count - 1].value.lowerBound
+        if pathValue == fieldBytes.count { fieldBytes.append(UInt8(ascii: "/")) }
+        fieldRanges[fieldRanges.count - 1].value = pathValue..<fieldBytes.count
+        _ = pathStart
+        for line in request.headers.lines { addLine(line, add) }
+        request.forEachHeaderItem { name, value in add(name.utf8, value, lowercase: true) }
+        if let last = request.lastHeaders {
+            for line in last.lines { addLine(line, add) }
+        }
+        if request.method != .get {
+            add("content-length".utf8, String(request.body.count).utf8)
+        }
+    }
+
+    /// A `name: value` line as a field; connection-specific names (not allowed in HTTP/2) and
+    /// `host` (`:authority` says it) are left out.
+    private func addLine(_ line: String, _ add: (Substring.UTF8View, Substring.UTF8View, Bool) -> Void) {
+        let utf8 = line.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")), colon != utf8.startIndex else { return }
+        let name = line[..<colon]
+        var valueStart = utf8.index(after: colon)
+        while valueStart < utf8.endIndex, utf8[valueStart] == UInt8(ascii: " ") || utf8[valueStart] == UInt8(ascii: "\t") {
+            valueStart = utf8.index(after: valueStart)
+        }
+        switch name.lowercased() {
+        case "host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "content-length": return
+        default: add(name.utf8, line[valueStart...].utf8, true)
+        }
+    }
+
+    /// A captured response header's value, when it is one we report and short enough.
+    func capture(name: UnsafeBufferPointer<UInt8>, value: UnsafeRawBufferPointer, into stream: HTTP2Stream) {
+        for (index, candidate) in capturedNames.enumerated() where candidate.count == name.count && candidate.elementsEqual(name) {
+            guard value.count <= maxHeaderValueBytes else { return }
+            if stream.captured.isEmpty { stream.captured = Array(repeating: nil, count: capturedNames.count) }
+            stream.captured[index] = Array(value)
+            return
+        }
+    }
+
+    /// nghttp2 closed a stream (from its callback).
+    func streamEnded(_ stream: HTTP2Stream, _ end: TransportStreamEnd) {
+        finish(stream, end, failure: nil)
+    }
+
+    private func finish(_ stream: HTTP2Stream, _ end: TransportStreamEnd, failure: TransportFailure?) {
+        guard !stream.finished else { return }
+        stream.finished = true
+        inFlight[ObjectIdentifier(stream)] = nil
+        completed.append(stream.response(end, capturedNames: capturedNameStrings, failure: failure))
+        stream.connection = nil
+    }
+
+    /// Requests past their deadline end `.timedOut`: reset on the wire when they were started.
+    private func expire(now: UInt64) {
+        var next = UInt64.max
+        for stream in Array(inFlight.values) {
+            guard let deadline = stream.deadline else { continue }
+            guard deadline <= now else {
+                next = Swift.min(next, deadline)
+                continue
+            }
+            let milliseconds = stream.request.timeoutMilliseconds
+            let failure = TransportFailure(.timeout, "no answer within \(milliseconds) ms")
+            if let connection = stream.connection {
+                connection.cancel(stream)
+                finish(stream, stream.written ? .lost : .notSent, failure: failure)
+            } else {
+                finish(stream, .notSent, failure: failure)
+            }
+        }
+        nextDeadline = next
+    }
+
+    private func nextTimer() -> UInt64 {
+        var next = nextDeadline
+        for connection in connections.values {
+            next = Swift.min(next, connection.nextKeepAlive(interval: Self.pingInterval, timeout: Self.pingTimeout))
+        }
+        return next
+    }
+
+    private func millisecondsUntil(_ instant: UInt64, from now: UInt64) -> Int64 {
+        guard instant != .max else { return Int64.max }
+        guard instant > now else { return 0 }
+        return Int64((instant - now + 999_999) / 1_000_000)
+    }
+
+    private func take(into completions: inout [TransportResponse]) {
+        guard !completed.isEmpty else { return }
+        completions.append(contentsOf: completed)
+        completed.removeAll(keepingCapacity: true)
+    }
+}
