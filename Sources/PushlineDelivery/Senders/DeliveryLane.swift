@@ -118,6 +118,9 @@ public struct SenderSettings: Sendable {
     public var transport: TransportEngine = .nghttp2
     /// The provider's `proxy:` key (an `http://` or `https://` proxy URL); nil: the environment's.
     public var proxy: String?
+    /// The environment's proxy variables, read once by `ProviderSenders.make`: with `transport`
+    /// and `proxy`, they decide each origin's engine (`EngineChoice`).
+    var proxyVariables = ProxyVariables()
 
     public init(
         endpoint: String? = nil, caFile: String? = nil, connections: Int, streamsPerConnection: Int, rate: SendRate,

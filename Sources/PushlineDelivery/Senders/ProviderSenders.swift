@@ -1,4 +1,5 @@
 public import PushlineCore
+import Foundation
 
 /// Builds the sending lane of one provider.
 public enum ProviderSenders {
@@ -8,8 +9,11 @@ public enum ProviderSenders {
     ///
     /// - `clock`: intervals (rate, retries, token ages, latency); the system clock in a run.
     /// - `seed`: the retry jitter's random source (reproducible runs and tests).
-    /// - `logger`: one line per notable event (the provider stopped, the token endpoint failed);
-    ///   never a secret.
+    /// - `logger`: one line per notable event (the provider stopped, the token endpoint failed,
+    ///   libcurl sends instead of nghttp2 and why); never a secret.
+    /// - `environment`: where the proxy variables are read, once (`ProxyVariables`; nil: the
+    ///   process's): with the provider's `transport` and `proxy`, they choose its engine
+    ///   (`EngineChoice`).
     ///
     /// Throws `SenderError` for a provider without a sender, credentials of another provider,
     /// an `endpoint` that is not `https://host[:port]`, an FCM or ADM `token_uri` that is not https,
@@ -19,10 +23,12 @@ public enum ProviderSenders {
         routes: RouteTable,
         clock: any DeliveryClock = SystemDeliveryClock(),
         seed: UInt64 = 0x5eed_0f_5e4d,
-        logger: (@Sendable (String) -> Void)? = nil
+        logger: (@Sendable (String) -> Void)? = nil,
+        environment: [String: String]? = nil
     ) throws(SenderError) -> any DeliveryLane {
         let provider = configuration.provider
         var settings = configuration.settings
+        settings.proxyVariables = ProxyVariables(environment: environment ?? ProcessInfo.processInfo.environment)
         if let written = settings.endpoint {
             // `https://host:port/` is the same origin written with its root path.
             let endpoint = written.hasSuffix("/") && written.utf8.count > "https://".utf8.count ? String(written.dropLast()) : written
@@ -31,6 +37,10 @@ public enum ProviderSenders {
             }
             settings.endpoint = endpoint
         }
+        // One line at the start when libcurl sends instead of nghttp2, and why (a Web Push
+        // origin's own line comes when its lane is made, if the exemptions depend on its host).
+        let (engine, host) = engineChoice(provider: provider, settings: settings, routes: routes)
+        if let notice = engine.notice(for: provider.rawValue, host: host) { logger?(notice) }
 
         let authenticator: LaneAuthenticator
         var oauth: OAuthExchange? = nil
@@ -52,8 +62,58 @@ public enum ProviderSenders {
         }
         return try lane(
             provider: provider, settings: settings, routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
-            authenticator: authenticator, oauth: oauth, clock: clock, seed: seed, logger: logger
+            authenticator: authenticator, oauth: oauth, clock: clock, seed: seed, logger: logger, engine: engine
         )
+    }
+
+    /// The engine of `provider`'s requests and the host it was decided for: libcurl when one of
+    /// its origins (the `endpoint`, else the routes' own) goes through a proxy. Web Push decides
+    /// per push service (`WebPushOrigins`): here only what holds for every origin. Webhooks
+    /// always use libcurl (HTTP/1.1).
+    static func engineChoice(provider: Provider, settings: SenderSettings, routes: RouteTable) -> (EngineChoice, host: String?) {
+        func decide(_ host: String, _ port: Int) -> EngineChoice {
+            EngineChoice.decide(transport: settings.transport, proxy: settings.proxy, host: host, port: port, variables: settings.proxyVariables)
+        }
+        switch provider {
+        case .webhook:
+            return (EngineChoice(engine: .curl, reason: nil), nil)
+        case .webpush:
+            // no_proxy exempts some hosts, not all: each push service's lane decides, and says so.
+            if settings.proxy == nil, settings.transport != .curl, settings.proxyVariables.dependsOnHost { return (.nghttp2, nil) }
+            return (decide("", 443), nil)
+        case .apns, .fcm, .adm:
+            var origins: [WebPushOrigin] = []
+            for route in routes.routes where route.provider == provider {
+                if case .success(let origin) = WebPushOrigin.parse(Array((settings.endpoint ?? route.url.origin).utf8)), !origins.contains(origin) {
+                    origins.append(origin)
+                }
+            }
+            if origins.isEmpty { return (decide("", 443), nil) }
+            for origin in origins {
+                let choice = decide(origin.host, origin.port)
+                if choice.engine == .curl { return (choice, origin.host) }
+            }
+            return (.nghttp2, nil)
+        }
+    }
+
+    /// What `validate` and the run's start say about `configuration`'s engine: `nghttp2`,
+    /// `libcurl (transport: curl)`, `libcurl through the proxy http://proxy:3128 (HTTPS_PROXY)`…
+    public static func engineSummary(
+        _ configuration: ProviderSendConfiguration, routes: RouteTable,
+        environment: [String: String]? = nil
+    ) -> String {
+        var settings = configuration.settings
+        settings.proxyVariables = ProxyVariables(environment: environment ?? ProcessInfo.processInfo.environment)
+        switch configuration.provider {
+        case .webhook:
+            return "libcurl (HTTP/1.1)"
+        case .webpush where settings.proxy == nil && settings.transport != .curl && settings.proxyVariables.dependsOnHost:
+            let variables = settings.proxyVariables
+            return "nghttp2, or libcurl for each push service \(variables.proxy?.name ?? "the proxy") applies to (\(variables.noProxy?.name ?? "no_proxy") exempts the others)"
+        default:
+            return engineChoice(provider: configuration.provider, settings: settings, routes: routes).0.description
+        }
     }
 
     /// The access tokens of an OAuth client (FCM, ADM), fetched over an exchange of their own
@@ -64,7 +124,8 @@ public enum ProviderSenders {
         guard endpoint.isTLS else { throw .tokenEndpointNotTLS(uri: endpoint.uri) }
         let exchange: OAuthExchange
         do {
-            exchange = try OAuthExchange(caFile: settings.caFile)
+            // The provider's proxy: key carries its token exchange too (another host, the same way out).
+            exchange = try OAuthExchange(caFile: settings.caFile, proxy: settings.proxy)
         } catch {
             throw .transport(provider: grant.service == .fcm ? Provider.fcm.rawValue : Provider.adm.rawValue, detail: error.description)
         }
@@ -73,12 +134,15 @@ public enum ProviderSenders {
 
     /// A lane over `settings.transferThreads` transfer threads sending `routes` with
     /// `authenticator`'s credentials. `pinnedAddresses`: the transport connects to exactly these
-    /// (a Web Push origin's checked addresses).
+    /// (a Web Push origin's checked addresses). `engine`: the caller's `EngineChoice` for the
+    /// lane's origin; nil: decided from the settings without a host (an environment proxy then
+    /// applies unless no_proxy exempts every host). HTTP/1.1 lanes (webhooks) always use libcurl.
     static func lane(
         provider: Provider, settings: SenderSettings, routes: LaneRoutes, authenticator: LaneAuthenticator, oauth: OAuthExchange?,
         clock: any DeliveryClock, seed: UInt64, logger: (@Sendable (String) -> Void)?, pinnedAddresses: [String] = [],
-        allowsHTTP1: Bool = false
+        allowsHTTP1: Bool = false, engine: EngineChoice? = nil
     ) throws(SenderError) -> ProviderLane {
+        let chosen = engine ?? EngineChoice.decide(transport: settings.transport, proxy: settings.proxy, host: "", port: 443, variables: settings.proxyVariables)
         // Every request yields at most two events, and the run's batch window bounds the
         // requests given to a lane whose events are not yet read (docs/delivery.md).
         let (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
@@ -105,7 +169,7 @@ public enum ProviderSenders {
                 )
                 transportConfiguration.pinnedAddresses = pinnedAddresses
                 transportConfiguration.allowsHTTP1 = allowsHTTP1
-                transportConfiguration.engine = allowsHTTP1 ? .curl : settings.transport
+                transportConfiguration.engine = allowsHTTP1 ? .curl : chosen.engine
                 transportConfiguration.proxy = settings.proxy
                 let transport = try HTTP2Transport(transportConfiguration, host: host)
                 host.attach(transport)

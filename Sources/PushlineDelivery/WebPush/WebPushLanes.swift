@@ -67,12 +67,18 @@ struct WebPushOrigins: LaneGroupSource {
         case .failure(.unresolvable(let message)): return refuse(message)
         }
         let source = VAPIDTokenSource(key: self.key, audience: name, clock: clock)
+        // Its engine: libcurl through a proxy unless no_proxy exempts this push service. Said here
+        // when the exemptions depend on the host; otherwise once at the start (`ProviderSenders`).
+        let engine = EngineChoice.decide(transport: settings.transport, proxy: settings.proxy, host: origin.host, port: origin.port, variables: settings.proxyVariables)
+        if settings.proxy == nil, settings.transport != .curl, settings.proxyVariables.dependsOnHost, let notice = engine.notice(for: "webpush \(name)", host: origin.host) {
+            logger?(notice)
+        }
         do {
             let lane = try ProviderSenders.lane(
                 provider: .webpush, settings: settings, routes: routes,
                 authenticator: .vapid(source, publicKey: self.key.publicKeyText), oauth: nil, clock: clock,
                 seed: seed &+ UInt64(lanesMade) &* 0x9E37_79B9, logger: logger,
-                pinnedAddresses: origin.resolveEntry(addresses).map { [$0] } ?? []
+                pinnedAddresses: origin.resolveEntry(addresses).map { [$0] } ?? [], engine: engine
             )
             return .lane(lane)
         } catch {

@@ -15,13 +15,16 @@ final class OAuthExchange: Sendable {
 
     static let timeoutMilliseconds = 30_000
 
-    init(caFile: String?) throws(TransportError) {
+    /// `proxy`: the provider's `proxy:` key; nil: the environment's proxy variables apply.
+    init(caFile: String?, proxy: String? = nil) throws(TransportError) {
         var configuration = TransportConfiguration(
             connections: 1, streamsPerConnection: 4, caFile: caFile, maxResponseBodyBytes: OAuthTokenResponse.bodyLimit,
             capturedHeaderNames: ["retry-after"]
         )
         // A token endpoint is an ordinary HTTPS service: HTTP/1.1 is fine.
         configuration.allowsHTTP1 = true
+        configuration.engine = .curl
+        configuration.proxy = proxy
         transport = try HTTP2Transport(configuration)
         Task { await self.readCompletions() }
     }
