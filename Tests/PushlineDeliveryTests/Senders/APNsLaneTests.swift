@@ -194,7 +194,7 @@ struct APNsLaneTests {
         }
     }
 
-    @Test("a refused stream (REFUSED_STREAM) is resent by libcurl and sent once; two attempts, marked a possible duplicate (7.88 resends a refused stream and a dead connection's alike)")
+    @Test("a refused stream (REFUSED_STREAM) is resent by the lane and sent once; two attempts, not marked: the server proved it did not process the first")
     func refusedStream() async throws {
         let tokens = (0..<3).map(TestCampaign.apnsToken)
         try await withLaneHarness({ configuration in
@@ -205,10 +205,10 @@ struct APNsLaneTests {
             #expect(run.violations.isEmpty)
             let outcome = try #require(run.outcome(0))
             #expect(outcome.kind == .sent)
-            // What the server received: two requests. libcurl 7.88 cannot say why it resent one
-            // (docs/libcurl-7.88.md), so the earlier copy counts as possibly processed.
+            // What the server received: two requests, the first refused unprocessed, which the
+            // engine reports (docs/delivery.md, "The HTTP/2 engine"): no mark.
             #expect(outcome.attempts == 2)
-            #expect(outcome.possibleDuplicate)
+            #expect(!outcome.possibleDuplicate)
             let history = harness.emulator.stats().apns.tokens[tokens[0]]
             #expect(history?.answers == ["refused_stream", "200"])
             #expect(history?.delivered == 1)
