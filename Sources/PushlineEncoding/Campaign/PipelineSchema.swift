@@ -24,6 +24,33 @@ public enum PipelineSchema {
         SchemaProperty("burst", .integer(1...10_000_000)),
     ]
 
+    /// Which engine sends an HTTP/2 provider and through which proxy (APNs, FCM, Web Push, ADM;
+    /// webhooks are HTTP/1.1 and always libcurl): docs/delivery.md, "Choosing the engine".
+    static let engineProperties: [SchemaProperty] = [
+        // `nghttp2` (the default) or `curl`; a proxy means libcurl whatever this says.
+        SchemaProperty("transport", .enumeration(["nghttp2", "curl"]), default: .string("nghttp2")),
+        // `http(s)://host[:port]`: `ProviderProxy`.
+        SchemaProperty("proxy", .string(.constant)),
+    ]
+
+    /// `proxy` is an http(s) proxy origin; `transport: nghttp2` written beside it is a
+    /// contradiction (the nghttp2 engine never goes through a proxy).
+    static let engineRule: SchemaRule = { node, path, log, _ in
+        // A templated value is the string check's to report (it cannot be personalized).
+        guard let value = node["proxy"], let text = value.stringValue, !isTemplated(text) else { return }
+        if text.isEmpty {
+            log.error(path / "proxy", "must not be empty (leave proxy out to use the environment's HTTPS_PROXY, if any)", at: value)
+            return
+        }
+        if case .failure(let problem) = ProviderProxy.url(text) {
+            let found = ProviderProxy.quotable(text).map { ", found '\($0)'" } ?? ""
+            log.error(path / "proxy", "\(problem)\(found)", at: value)
+        }
+        if let transport = node["transport"], transport.stringValue == "nghttp2" {
+            log.error(path / "transport", "is nghttp2, which never sends through a proxy: a provider with proxy: sends with libcurl (write transport: curl, or leave transport out)", at: transport)
+        }
+    }
+
     /// Connections per provider (`SendingLimits`, shared with the sender and the transport).
     public static let sendingConnections = SendingLimits.connections
     /// Concurrent streams per connection (`SendingLimits`).
@@ -36,14 +63,14 @@ public enum PipelineSchema {
         SchemaProperty("team_id", .string(.constant)),
         SchemaProperty("key_id", .string(.constant)),
         SchemaProperty("key_file", .string(.constant)),
-    ] + sendingProperties, rules: [apnsCredentialsRule, sendingRule])
+    ] + sendingProperties + engineProperties, rules: [apnsCredentialsRule, sendingRule, engineRule])
 
     public static let fcmProvider = ObjectSchema("providers.fcm", [
         // The FCM URL's path segment: `…/v1/projects/<project_id>/messages:send`. Optional when
         // `service_account` is given: the account file's project_id is used (`fcmProjectRule`).
         SchemaProperty("project_id", .string(.pathSegment)),
         SchemaProperty("service_account", .string(.constant)),
-    ] + sendingProperties, rules: [fcmProjectRule, sendingRule])
+    ] + sendingProperties + engineProperties, rules: [fcmProjectRule, sendingRule, engineRule])
 
     static let apnsCredentialsRule: SchemaRule = { node, path, log, _ in
         let names = ["team_id", "key_id", "key_file"]
@@ -98,7 +125,7 @@ public enum PipelineSchema {
         SchemaProperty("client_secret", .string(.constant)),
         // Default https://api.amazon.com/auth/O2/token.
         SchemaProperty("token_uri", .string(.constant)),
-    ] + sendingProperties, rules: [admCredentialsRule, sendingRule])
+    ] + sendingProperties + engineProperties, rules: [admCredentialsRule, sendingRule, engineRule])
 
     static let admCredentialsRule: SchemaRule = { node, path, log, _ in
         let secrets = ["client_secret_file", "client_secret"].filter { node[$0] != nil }
@@ -125,7 +152,7 @@ public enum PipelineSchema {
         SchemaProperty("push_services", .integer(1...256)),
         // Endpoints on private, loopback or link-local addresses are refused unless this is true.
         SchemaProperty("allow_private_endpoints", .boolean),
-    ] + sendingProperties.filter { $0.name != "endpoint" }, rules: [webPushCredentialsRule, sendingRule])
+    ] + sendingProperties.filter { $0.name != "endpoint" } + engineProperties, rules: [webPushCredentialsRule, sendingRule, engineRule])
 
     static let webPushCredentialsRule: SchemaRule = { node, path, log, _ in
         let names = ["vapid_private_key", "subject"]
@@ -150,7 +177,10 @@ public enum PipelineSchema {
         SchemaProperty("url", .string(.constant), required: true),
         // The Standard Webhooks secret (`whsec_…`) requests are signed with, in a file.
         SchemaProperty("secret_file", .string(.constant)),
-    ] + sendingProperties.filter { $0.name != "endpoint" }, rules: [webhookURLRule, sendingRule])
+    ] + sendingProperties.filter { $0.name != "endpoint" }, refused: [
+        "transport": "webhooks speak HTTP/1.1 and are always sent with libcurl (transport: is for apns, fcm, webpush and adm)",
+        "proxy": "webhooks are sent with libcurl, which takes its proxy from the environment (HTTPS_PROXY, NO_PROXY)",
+    ], rules: [webhookURLRule, sendingRule])
 
     static let webhookURLRule: SchemaRule = { node, path, log, _ in
         guard let url = node["url"], let text = url.stringValue else { return }

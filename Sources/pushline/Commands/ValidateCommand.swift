@@ -22,7 +22,9 @@ struct ValidateCommand: ParsableCommand {
         var sending = "dry run only (no provider credentials)"
         if loaded.delivery.hasCredentials {
             do {
-                let providers = try DeliveryConfiguration.load(pipeline: loaded).map(\.provider.rawValue)
+                // Each provider with its engine (docs/delivery.md, "Choosing the engine").
+                let providers = DeliveryConfiguration.engines(try DeliveryConfiguration.load(pipeline: loaded), routes: loaded.campaign.routeTable)
+                    .map { "\($0.provider) with \($0.engine)" }
                 sending = "sends to \(providers.isEmpty ? "no provider" : providers.joined(separator: ", "))"
             } catch {
                 options.reportInvalid(error, while: "to send")

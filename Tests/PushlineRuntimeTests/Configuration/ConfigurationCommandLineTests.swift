@@ -24,7 +24,7 @@ struct ConfigurationCommandLineTests {
         try (Self.campaign + printed.stdout).write(toFile: pipeline, atomically: true, encoding: .utf8)
         let validated = try PushlineBinary.run(["validate", pipeline])
         #expect(validated.status == 0, "\(validated.stderr)")
-        #expect(validated.stdout == "\(pipeline): valid (campaign 'staged', liquid, device types android, ios, sends to apns, fcm)\n")
+        #expect(validated.stdout == "\(pipeline): valid (campaign 'staged', liquid, device types android, ios, sends to apns with nghttp2, fcm with nghttp2)\n")
         #expect(validated.stderr.isEmpty)
     }
 

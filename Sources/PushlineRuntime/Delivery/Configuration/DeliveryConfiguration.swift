@@ -34,6 +34,16 @@ public struct DeliveryConfiguration: Sendable {
         return delivery.configured.filter { reached.contains($0.provider) }
     }
 
+    /// Which engine sends each of `configurations` (`apns`, `nghttp2`; `fcm`, `libcurl (transport:
+    /// curl)`), as `validate` and the run's start say it: the environment's proxy variables are
+    /// read here as the senders will read them (docs/delivery.md, "Choosing the engine").
+    public static func engines(
+        _ configurations: [ProviderSendConfiguration], routes: RouteTable,
+        environment: [String: String]? = nil
+    ) -> [(provider: String, engine: String)] {
+        configurations.map { ($0.provider.rawValue, ProviderSenders.engineSummary($0, routes: routes, environment: environment)) }
+    }
+
     /// For each provider the routes reach: credentials to send with (for webhooks, a signing
     /// secret for each channel reached).
     static func sendingProblems(campaign: Campaign, root: ConfigNode, configured: [ProviderSendConfiguration]) -> [ConfigDiagnostic] {

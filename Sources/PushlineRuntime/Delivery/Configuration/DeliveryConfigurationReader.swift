@@ -243,12 +243,28 @@ struct DeliveryConfigurationReader {
             log.error(path / "rate", error.description, at: rateNode ?? node)
             valid = false
         }
+        // The engine and proxy (not for webhooks: HTTP/1.1, always libcurl; the schema refuses
+        // the keys there). Their problems are the schema's to report.
+        var transport = TransportEngine.nghttp2
+        var proxy: String?
+        if provider != .webhook {
+            if let value = node["transport"] {
+                if let text = value.stringValue, let given = TransportEngine(rawValue: text) { transport = given } else { valid = false }
+            }
+            if node["proxy"] != nil {
+                if let given = usable(node, "proxy", path: path), case .success(let url) = ProviderProxy.url(given.text) { proxy = url } else { valid = false }
+                if node["transport"]?.stringValue == TransportEngine.nghttp2.rawValue { valid = false }
+            }
+        }
         guard valid, let rate else { return nil }
-        return SenderSettings(
+        var settings = SenderSettings(
             endpoint: endpoint, caFile: caFile, connections: connections, streamsPerConnection: streams,
             rate: rate, requestTimeout: ProviderSendDefaults.requestTimeout, retry: ProviderSendDefaults.retry,
             transferThreads: threads
         )
+        settings.transport = transport
+        settings.proxy = proxy
+        return settings
     }
 
     /// The CA file must be there and hold a PEM certificate: found now, not at the first request.

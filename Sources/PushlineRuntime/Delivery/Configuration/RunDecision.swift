@@ -1,4 +1,4 @@
-import PushlineCore
+public import PushlineCore
 import PushlineDelivery
 
 /// How `run` runs, from the pipeline and the flags:
@@ -55,32 +55,38 @@ public struct RunDecision: Sendable {
     }
 
     /// One log line per provider a sending run uses (ids and settings; never key material), and
-    /// one for `--validate-only`.
-    public func describeProviders() -> [String] {
+    /// one for `--validate-only`. With the campaign's `routes`, each line ends with the engine
+    /// that sends (`, with nghttp2`; docs/delivery.md, "Choosing the engine"), the environment's
+    /// proxy variables read from `environment` (nil: the process's).
+    public func describeProviders(routes: RouteTable? = nil, environment: [String: String]? = nil) -> [String] {
         guard case .send(let configurations, let validateOnly) = mode else { return [] }
         var lines = configurations.map { configuration -> String in
-            let settings = configuration.settings
-            let identity = switch configuration.credentials {
-            case .apns(let key): "team_id \(key.teamID), key_id \(key.keyID)"
-            case .fcm(let account): "project \(account.projectID), client_email \(account.clientEmail)"
-            case .webpush(let key): "VAPID public key \(key.publicKeyText.prefix(16))…, subject \(key.subject)"
-            case .adm(let client): "client_id \(client.clientID), token_uri \(client.tokenEndpoint.uri)"
-            case .webhooks(let channels): channels.map { "\($0.name) signing key \($0.key.fingerprint)…" }.joined(separator: ", ")
-            }
-            if case .webhooks(let channels) = configuration.credentials {
-                return "sending to webhooks (\(identity)): " + channels.map {
-                    "\($0.name) \($0.settings.connections) connections × \($0.settings.streamsPerConnection) streams, rate \($0.settings.rate)"
-                }.joined(separator: "; ")
-            }
-            if configuration.provider == .webpush {
-                return "sending to webpush (\(identity)): per push service \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate); at most \(settings.pushServices) push services\(settings.allowPrivateEndpoints ? "; private endpoints allowed" : "")"
-            }
-            return "sending to \(configuration.provider.rawValue) at \(settings.endpoint ?? "the provider's host") (\(identity)): \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate)"
+            describe(configuration) + (routes.map { ", with " + ProviderSenders.engineSummary(configuration, routes: $0, environment: environment) } ?? "")
         }
         if validateOnly {
             lines.append("--validate-only: FCM requests carry validate_only (checked, not delivered); APNs devices are skipped (validate_only)")
         }
         return lines
+    }
+
+    private func describe(_ configuration: ProviderSendConfiguration) -> String {
+        let settings = configuration.settings
+        let identity = switch configuration.credentials {
+        case .apns(let key): "team_id \(key.teamID), key_id \(key.keyID)"
+        case .fcm(let account): "project \(account.projectID), client_email \(account.clientEmail)"
+        case .webpush(let key): "VAPID public key \(key.publicKeyText.prefix(16))…, subject \(key.subject)"
+        case .adm(let client): "client_id \(client.clientID), token_uri \(client.tokenEndpoint.uri)"
+        case .webhooks(let channels): channels.map { "\($0.name) signing key \($0.key.fingerprint)…" }.joined(separator: ", ")
+        }
+        if case .webhooks(let channels) = configuration.credentials {
+            return "sending to webhooks (\(identity)): " + channels.map {
+                "\($0.name) \($0.settings.connections) connections × \($0.settings.streamsPerConnection) streams, rate \($0.settings.rate)"
+            }.joined(separator: "; ")
+        }
+        if configuration.provider == .webpush {
+            return "sending to webpush (\(identity)): per push service \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate); at most \(settings.pushServices) push services\(settings.allowPrivateEndpoints ? "; private endpoints allowed" : "")"
+        }
+        return "sending to \(configuration.provider.rawValue) at \(settings.endpoint ?? "the provider's host") (\(identity)): \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate)"
     }
 
     /// Readies the campaign for the mode: FCM bodies with `validate_only` before the encoder is made.
