@@ -21,10 +21,14 @@ public enum RetryAfter: Sendable, Equatable {
         }
     }
 
-    /// Parses the header's value; nil for anything else (then the backoff alone decides).
+    /// Parses the header's value; nil for anything else (then the backoff alone decides). A
+    /// value holding a byte a field value may not (a control byte, DEL, or any non-ASCII byte,
+    /// RFC 9110 §5.5) is not a Retry-After at all: ignored, whatever else it holds. The answer
+    /// it came with is still an answer with its status.
     public init?(headerValue: some Collection<UInt8>) {
         let bytes = Array(headerValue.prefix(64))
         guard headerValue.count <= 64 else { return nil }
+        guard bytes.allSatisfy({ $0 == 0x09 || (0x20...0x7E).contains($0) }) else { return nil }
         var start = 0
         var end = bytes.count
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }

@@ -39,8 +39,22 @@ struct RetryAfterTests {
         "", "soon", "-5", "1.5", "+3", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
         "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 1994 08:49 GMT",
         String(repeating: "9", count: 100), "\u{0}", "Sun, 06 Nov 99999 08:49:37 GMT",
+        // A byte a field value may not hold makes the whole value no Retry-After, even where
+        // the rest would parse (the weekday is not otherwise checked).
+        "5\u{1}", "\u{1}5", "1\u{0}2", "12\u{7f}", "5\r\n", "5\u{e9}", "S\u{1}n, 06 Nov 1994 08:49:37 GMT",
     ])
     func invalid(text: String) {
         #expect(RetryAfter(headerValue: text) == nil)
+    }
+
+    @Test("an answer whose Retry-After holds a control byte keeps its status: a retryable 503 without a Retry-After, not \"no response\"")
+    func controlByteKeepsTheAnswer() {
+        let bytes: [UInt8] = [UInt8(ascii: "5"), 0x01]
+        let apns = APNsResponseClassifier.classify(status: 503, body: Array(#"{"reason":"ServiceUnavailable"}"#.utf8), retryAfter: bytes)
+        #expect(apns.status == 503 && apns.retryAfter == nil && apns.reason == "ServiceUnavailable")
+        let fcm = FCMResponseClassifier.classify(status: 503, body: [UInt8](), retryAfter: bytes)
+        #expect(fcm.status == 503 && fcm.retryAfter == nil && fcm.reason != "no_response")
+        let webPush = WebPushResponseClassifier.classify(status: 503, retryAfter: bytes)
+        #expect(webPush.status == 503 && webPush.retryAfter == nil)
     }
 }
