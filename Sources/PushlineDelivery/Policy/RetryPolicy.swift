@@ -2,9 +2,21 @@
 /// (delay drawn uniformly from 0…min(maximumBackoff, initialBackoff × 2^(retry−1))), bounded
 /// attempts and total time per request, Retry-After honoured (a longer Retry-After wins over
 /// the drawn delay), and at most one resend of a request that may already have been delivered.
+///
+/// Not every failed send counts against `maximumAttempts`: a send the server proved it did not
+/// process (refused) or that never reached the wire is counted against `maximumRefusals`
+/// instead, and a failure the lane's outage breaker takes on (`Failure.duringOutage`) is not
+/// counted at all. `maximumTotalTime` bounds them all.
 public struct RetryPolicy: Sendable, Equatable {
-    /// Sends per request, the first included.
+    /// Sends per request, the first included, that count: neither refused unprocessed nor
+    /// failed during an outage.
     public var maximumAttempts: Int
+    /// Tries per request that were refused unprocessed or never written (REFUSED_STREAM, above
+    /// a GOAWAY's last-stream-id, no connection): past this many the request gives up
+    /// (`refusals_exhausted`). A refusal costs no attempt, so a GOAWAY that refuses a window of
+    /// streams does not fail them in seconds; this cap and the total time keep a server that
+    /// refuses everything from holding a request forever.
+    public var maximumRefusals: Int
     public var initialBackoff: Duration
     public var maximumBackoff: Duration
     /// From the first send to the latest instant a retry may be scheduled at.
@@ -12,9 +24,10 @@ public struct RetryPolicy: Sendable, Equatable {
 
     public init(
         maximumAttempts: Int = 5, initialBackoff: Duration = .milliseconds(500),
-        maximumBackoff: Duration = .seconds(60), maximumTotalTime: Duration = .seconds(600)
+        maximumBackoff: Duration = .seconds(60), maximumTotalTime: Duration = .seconds(600), maximumRefusals: Int = 20
     ) {
         self.maximumAttempts = Swift.min(Swift.max(maximumAttempts, 1), 100)
+        self.maximumRefusals = Swift.min(Swift.max(maximumRefusals, 0), 1000)
         self.initialBackoff = Swift.max(initialBackoff, .zero)
         self.maximumBackoff = Swift.max(maximumBackoff, .zero)
         self.maximumTotalTime = Swift.max(maximumTotalTime, .zero)
@@ -29,6 +42,8 @@ public struct RetryPolicy: Sendable, Equatable {
         /// It failed without a response after it may have reached the provider, and it had
         /// already been resent once for that: a third copy is never risked.
         case ambiguousDeliveryAlreadyResent = "no_response_after_resend"
+        /// More than `maximumRefusals` of its tries were refused unprocessed or never written.
+        case refusalsExhausted = "refusals_exhausted"
 
         public var description: String { rawValue }
     }
@@ -46,10 +61,18 @@ public struct RetryPolicy: Sendable, Equatable {
         /// No status came back, and the request body may have been written (the transport
         /// says so): the provider may have delivered it.
         public var mayHaveBeenDelivered: Bool
+        /// The server provably did not process it (refused), or it never reached the wire: a
+        /// resend is safe and costs no attempt (see `maximumRefusals`).
+        public var unprocessed: Bool
+        /// The lane's outage breaker holds the lane: the provider as a whole is failing, so this
+        /// failure costs the request no attempt (its time budget still runs).
+        public var duringOutage: Bool
 
-        public init(retryAfter: RetryAfter? = nil, mayHaveBeenDelivered: Bool = false) {
+        public init(retryAfter: RetryAfter? = nil, mayHaveBeenDelivered: Bool = false, unprocessed: Bool = false, duringOutage: Bool = false) {
             self.retryAfter = retryAfter
-            self.mayHaveBeenDelivered = mayHaveBeenDelivered
+            self.mayHaveBeenDelivered = mayHaveBeenDelivered && !unprocessed
+            self.unprocessed = unprocessed
+            self.duringOutage = duringOutage
         }
 
         /// From a classified answer with no status: pass the transport's "may have been written".
@@ -63,8 +86,16 @@ public struct RetryPolicy: Sendable, Equatable {
         public let firstSentAt: DeliveryInstant
         /// Sends made so far.
         public private(set) var attempts: Int
+        /// Sends that do not count against `maximumAttempts`: refused or never written, or
+        /// failed while the outage breaker held the lane.
+        public private(set) var uncounted = 0
+        /// Sends refused unprocessed or never written (against `maximumRefusals`).
+        public private(set) var refusals = 0
         /// Set once a request that may have been delivered is resent; stays set.
         public private(set) var possibleDuplicate: Bool
+
+        /// The sends that count against `maximumAttempts`.
+        public var countedAttempts: Int { Swift.max(attempts - uncounted, 0) }
 
         /// For a request sent for the first time at `firstSentAt`.
         public init(firstSentAt: DeliveryInstant) {
@@ -77,6 +108,15 @@ public struct RetryPolicy: Sendable, Equatable {
         public mutating func recordSend() { attempts = Swift.min(attempts &+ 1, Int.max - 1) }
 
         fileprivate mutating func markPossibleDuplicate() { possibleDuplicate = true }
+
+        fileprivate mutating func uncountLastSend() {
+            if uncounted < attempts { uncounted += 1 }
+        }
+
+        fileprivate mutating func recordRefusal() {
+            refusals = Swift.min(refusals &+ 1, Int.max - 1)
+            uncountLastSend()
+        }
     }
 
     /// Decides after a failed send (a retryable or throttled answer, or none).
@@ -84,12 +124,21 @@ public struct RetryPolicy: Sendable, Equatable {
         after failure: Failure, state: inout State, now: DeliveryInstant, unixTime: Int64,
         random: inout some RandomNumberGenerator
     ) -> Decision {
-        if failure.mayHaveBeenDelivered && state.possibleDuplicate {
-            return .giveUp(.ambiguousDeliveryAlreadyResent)
+        var delay: Duration
+        if failure.unprocessed {
+            // Not processed: no attempt spent, the refusals counted instead; the backoff grows
+            // with them, from a fraction of a second (a GOAWAY's refused window spreads out).
+            state.recordRefusal()
+            guard state.refusals <= maximumRefusals else { return .giveUp(.refusalsExhausted) }
+            delay = jitteredBackoff(retry: state.refusals, random: &random)
+        } else {
+            if failure.mayHaveBeenDelivered && state.possibleDuplicate {
+                return .giveUp(.ambiguousDeliveryAlreadyResent)
+            }
+            if failure.duringOutage { state.uncountLastSend() }
+            guard state.countedAttempts < maximumAttempts else { return .giveUp(.attemptsExhausted) }
+            delay = jitteredBackoff(retry: Swift.max(state.countedAttempts, 1), random: &random)
         }
-        guard state.attempts < maximumAttempts else { return .giveUp(.attemptsExhausted) }
-
-        var delay = jitteredBackoff(retry: state.attempts, random: &random)
         if let retryAfter = failure.retryAfter {
             delay = Swift.max(delay, retryAfter.delay(unixTimeNow: unixTime))
         }

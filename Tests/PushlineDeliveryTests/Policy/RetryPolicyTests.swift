@@ -100,6 +100,59 @@ struct RetryPolicyTests {
         #expect(RetryPolicy.Failure(classified, bodyMayHaveBeenWritten: true).mayHaveBeenDelivered)
     }
 
+    @Test("a refused (unprocessed) send costs no attempt and marks nothing; refusals have their own bound, then refusals_exhausted")
+    func refusals() {
+        let policy = RetryPolicy(maximumAttempts: 2, initialBackoff: .milliseconds(500), maximumBackoff: .seconds(4), maximumTotalTime: .seconds(600), maximumRefusals: 3)
+        var random = SeededRandomSource(seed: 11)
+        var state = RetryPolicy.State(firstSentAt: .seconds(0))
+        var now = DeliveryInstant.seconds(0)
+        // "May have been delivered" cannot hold for a send proven unprocessed.
+        let refused = RetryPolicy.Failure(mayHaveBeenDelivered: true, unprocessed: true)
+        #expect(!refused.mayHaveBeenDelivered)
+        for refusal in 1...3 {
+            guard case .retry(let at, let duplicate) = policy.decide(after: refused, state: &state, now: now, unixTime: 0, random: &random) else {
+                Issue.record("refusal \(refusal) is retried")
+                return
+            }
+            #expect(!duplicate)
+            // The backoff grows with the refusals: 0…0.5 s, 0…1 s, 0…2 s.
+            #expect(at.duration(since: now) <= .milliseconds(250 << refusal))
+            now = at
+            state.recordSend()
+        }
+        #expect(state.attempts == 4 && state.countedAttempts == 1 && state.refusals == 3)
+        // A fourth refusal is one too many.
+        #expect(policy.decide(after: refused, state: &state, now: now, unixTime: 0, random: &random) == .giveUp(.refusalsExhausted))
+        #expect(!state.possibleDuplicate)
+    }
+
+    @Test("a failure during an outage costs no attempt; the total time still bounds it")
+    func duringOutage() {
+        let policy = RetryPolicy(maximumAttempts: 2, initialBackoff: .milliseconds(500), maximumBackoff: .seconds(4), maximumTotalTime: .seconds(60))
+        var random = SeededRandomSource(seed: 12)
+        var state = RetryPolicy.State(firstSentAt: .seconds(0))
+        let outage = RetryPolicy.Failure(duringOutage: true)
+        // Ten failures while the breaker holds the lane: two attempts allowed, none spent.
+        for second in 0..<10 {
+            guard case .retry = policy.decide(after: outage, state: &state, now: .seconds(Double(second)), unixTime: 0, random: &random) else {
+                Issue.record("failure \(second + 1) during the outage is retried")
+                return
+            }
+            state.recordSend()
+        }
+        #expect(state.countedAttempts == 1)
+        // The outage is over: the next failure counts, and the one after it is one too many.
+        guard case .retry = policy.decide(after: .init(), state: &state, now: .seconds(10), unixTime: 0, random: &random) else {
+            Issue.record("the first counted failure is retried")
+            return
+        }
+        state.recordSend()
+        #expect(policy.decide(after: .init(), state: &state, now: .seconds(11), unixTime: 0, random: &random) == .giveUp(.attemptsExhausted))
+        // Past the total time an outage forgives nothing.
+        var late = RetryPolicy.State(firstSentAt: .seconds(0))
+        #expect(policy.decide(after: outage, state: &late, now: .seconds(61), unixTime: 0, random: &random) == .giveUp(.deadlineExceeded))
+    }
+
     @Test("extreme settings neither trap nor overflow")
     func extremes() {
         let wild = RetryPolicy(maximumAttempts: .max, initialBackoff: .seconds(Int64.max / 2), maximumBackoff: .seconds(Int64.max), maximumTotalTime: .seconds(Int64.max))
