@@ -24,12 +24,31 @@ public enum LaneFailureReason {
     /// More push services than `providers.webpush.push_services` in one run: the requests to
     /// the push services beyond that cap are never sent.
     public static let tooManyPushServices = "too_many_push_services"
+    /// The provider answered, but the answer broke a limit of ours and its stream alone was
+    /// reset: `answer_rejected_header_list_too_large`, `answer_rejected_body_too_large`,
+    /// `answer_rejected_bad_header_bytes`. The provider processed the request (the device may
+    /// have been notified: the row is marked `possible_duplicate`); it is not resent, since the
+    /// same answer would come again.
+    public static func answerRejected(_ problem: TransportAnswerProblem) -> String {
+        switch problem {
+        case .headerListTooLarge: "answer_rejected_header_list_too_large"
+        case .bodyTooLarge: "answer_rejected_body_too_large"
+        case .badHeaderBytes: "answer_rejected_bad_header_bytes"
+        }
+    }
+    /// The answer's header block could not be decoded and took its connection down with it
+    /// (an HPACK failure is a connection error): the provider processed the request (marked
+    /// `possible_duplicate`); it is not resent, so the same answer cannot take down another
+    /// connection's streams.
+    public static let answerBrokeConnection = "answer_broke_connection"
 
     /// Every code a lane can write by itself, for documentation and tests.
     public static let all = [
         providerStopped, noRoute, badTarget, badHeader, invalidSubscriptionKey, endpointRefused, tooManyPushServices,
+        answerRejected(.headerListTooLarge), answerRejected(.bodyTooLarge), answerRejected(.badHeaderBytes), answerBrokeConnection,
         RetryPolicy.GiveUpReason.attemptsExhausted.rawValue,
         RetryPolicy.GiveUpReason.deadlineExceeded.rawValue,
         RetryPolicy.GiveUpReason.ambiguousDeliveryAlreadyResent.rawValue,
+        RetryPolicy.GiveUpReason.refusalsExhausted.rawValue,
     ]
 }

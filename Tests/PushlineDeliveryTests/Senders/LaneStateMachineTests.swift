@@ -99,7 +99,7 @@ struct LaneMachineDriver {
     mutating func answer(
         tag: UInt64? = nil, status: Int, body: String = "", bodyTruncatedAt: Int? = nil, retryAfter: String? = nil, apnsID: String? = nil,
         result: TransportResult = .response, wireSends: Int? = nil, provenUnprocessed: Bool = false,
-        mayHaveBeenDelivered: Bool? = nil, failure: TransportFailure.Kind? = nil
+        mayHaveBeenDelivered: Bool? = nil, failure: TransportFailure.Kind? = nil, end: TransportStreamEnd? = nil
     ) {
         guard let index = tag.map({ t in inFlight.firstIndex { slotTag[$0.slot] == t } }) ?? (inFlight.isEmpty ? nil : 0) else {
             Issue.record("nothing in flight for tag \(String(describing: tag))")
@@ -110,7 +110,7 @@ struct LaneMachineDriver {
             slot: transfer.slot, result: result, status: status, body: Array(body.utf8), bodyTruncatedAt: bodyTruncatedAt,
             messageID: apnsID.map { Array($0.utf8) },
             retryAfter: retryAfter.map { Array($0.utf8) }, failure: failure, curlErrorDescription: "curl said no",
-            mayHaveBeenDelivered: mayHaveBeenDelivered, wireSends: wireSends, provenUnprocessed: provenUnprocessed
+            mayHaveBeenDelivered: mayHaveBeenDelivered, wireSends: wireSends, provenUnprocessed: provenUnprocessed, end: end
         )
         if let sends = wireSends, sends > 1 { sendsByTag[slotTag[transfer.slot]!, default: 0] += sends - 1 }
         apply(machine.completed([completion], now: now, unixTime: unixTime))
@@ -379,7 +379,8 @@ struct LaneStateMachineTests {
         lane.answer(tag: 1, status: 0, result: .noResponse, mayHaveBeenDelivered: true)
         lane.wake()
         lane.answer(tag: 1, status: 0, result: .noResponse, mayHaveBeenDelivered: true)
-        #expect(lane.outcome(1) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2))
+        // Either copy may have been processed: the failed row says so.
+        #expect(lane.outcome(1) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2, possibleDuplicate: true))
         #expect(lane.sendsByTag[1] == 2)
     }
 
@@ -395,7 +396,7 @@ struct LaneStateMachineTests {
         lane.answer(tag: 2, status: 0, result: .noResponse, provenUnprocessed: true, mayHaveBeenDelivered: true)
         // Re-sent by libcurl once, then lost: another copy is never risked.
         lane.answer(tag: 3, status: 0, result: .noResponse, wireSends: 2, mayHaveBeenDelivered: true)
-        #expect(lane.outcome(3) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2))
+        #expect(lane.outcome(3) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2, possibleDuplicate: true))
         lane.wake()
         lane.answerAll(status: 200)
         #expect(lane.outcome(2) == .sent(providerID: nil, attempts: 2, possibleDuplicate: false))
@@ -550,6 +551,258 @@ struct LaneStateMachineTests {
         #expect(lane.settled.values.allSatisfy { $0.outcome.reasonCode == "provider_stopped" })
         #expect(lane.allSettled)
         #expect(lane.sendsByTag.isEmpty)
+    }
+
+    // MARK: How a stream ended (issue 35, item 3)
+
+    /// Wakes at each instant asked for until a transfer of `tag` is in flight (at most 100 wakes).
+    static func wake(_ lane: inout LaneMachineDriver, untilSending tag: UInt64) {
+        var wakes = 0
+        while !lane.inFlight.contains(where: { lane.slotTag[$0.slot] == tag }), lane.wakeAt != nil, wakes < 100 {
+            lane.wake()
+            wakes += 1
+        }
+        #expect(lane.inFlight.contains { lane.slotTag[$0.slot] == tag }, "tag \(tag) was not resent")
+    }
+
+    @Test("refused or never written: resent without a mark and without spending an attempt; past maximum_refusals it fails refusals_exhausted, unmarked")
+    func refusalsSpendNoAttempts() {
+        // Two attempts only: before, the second refusal failed the device (retries_exhausted).
+        let retry = RetryPolicy(maximumAttempts: 2, initialBackoff: .milliseconds(500), maximumBackoff: .seconds(60), maximumTotalTime: .seconds(600), maximumRefusals: 4)
+        var lane = LaneMachineDriver(count: 4, retry: retry)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200)
+        lane.answer(tag: 2, status: 200)
+        // Device 1: refused three times (REFUSED_STREAM, above a GOAWAY's last-stream-id), then
+        // not written at all once (no connection), then answered.
+        for _ in 0..<3 {
+            lane.answer(tag: 1, status: 0, result: .noResponse, wireSends: 1, end: .refused)
+            Self.wake(&lane, untilSending: 1)
+        }
+        lane.answer(tag: 1, status: 0, result: .failed, wireSends: 0, failure: .connect, end: .notSent)
+        Self.wake(&lane, untilSending: 1)
+        lane.answer(tag: 1, status: 200)
+        // Its attempts are what reached the wire (three refused copies and the answered one);
+        // none may have been processed twice, so it is not marked.
+        #expect(lane.outcome(1) == .sent(providerID: nil, attempts: 4, possibleDuplicate: false))
+        // Device 3: refused five times, one more than maximum_refusals allows.
+        for round in 1...5 {
+            lane.answer(tag: 3, status: 0, result: .noResponse, wireSends: 1, end: .refused)
+            if round < 5 { Self.wake(&lane, untilSending: 3) }
+        }
+        #expect(lane.outcome(3) == .failed(reason: "refusals_exhausted", httpStatus: 0, attempts: 5, possibleDuplicate: false))
+        #expect(LaneFailureReason.all.contains("refusals_exhausted"))
+        #expect(lane.machine.wireSends == 1 + 1 + 4 + 5)
+    }
+
+    @Test("lost or reset unanswered: one more copy, marked; lost again it fails marked (no_response_after_resend); never a third copy")
+    func lostGetsOneMoreCopy() {
+        var lane = LaneMachineDriver(count: 4)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200)
+        lane.answer(tag: 1, status: 0, result: .noResponse, wireSends: 1, end: .lost)
+        lane.answer(tag: 2, status: 0, result: .noResponse, wireSends: 1, end: .resetByPeer(errorCode: 0x2))
+        // The stream's end decides, whatever the older flags say (the engine knows it was reset).
+        lane.answer(tag: 3, status: 0, result: .noResponse, wireSends: 1, mayHaveBeenDelivered: false, end: .resetByPeer(errorCode: 0x8))
+        #expect(lane.deferred == [1, 2, 3])
+        lane.wake(untilInFlight: 3)
+        #expect(lane.inFlight.count == 3)
+        lane.answer(tag: 1, status: 0, result: .noResponse, wireSends: 1, end: .lost)
+        lane.answer(tag: 2, status: 200)
+        lane.answer(tag: 3, status: 0, result: .noResponse, wireSends: 1, end: .resetByPeer(errorCode: 0x2))
+        #expect(lane.outcome(1) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2, possibleDuplicate: true))
+        #expect(lane.outcome(2) == .sent(providerID: nil, attempts: 2, possibleDuplicate: true))
+        #expect(lane.outcome(3) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2, possibleDuplicate: true))
+        // Nothing is left to send: no third copy, however long the lane waits.
+        lane.advance(by: .seconds(600))
+        #expect(lane.inFlight.isEmpty)
+        #expect(lane.sendsByTag.values.allSatisfy { $0 <= 2 })
+        lane.apply(lane.machine.finish(now: lane.now))
+        #expect(lane.ended)
+    }
+
+    @Test("an answer that broke a limit of ours, or its connection, fails that device at once with its own reason, marked; never resent")
+    func rejectedAnswersFailAtOnce() {
+        var lane = LaneMachineDriver(count: 5)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200)
+        lane.answer(tag: 1, status: 200, result: .failed, wireSends: 1, failure: .other, end: .answerRejected(.headerListTooLarge))
+        // A 503 whose answer we rejected is not retried: the same answer would come again.
+        lane.answer(tag: 2, status: 503, result: .failed, wireSends: 1, failure: .other, end: .answerRejected(.badHeaderBytes))
+        lane.answer(tag: 3, status: 0, result: .failed, wireSends: 1, failure: .connectionLost, end: .answerBrokeConnection)
+        lane.answer(tag: 4, status: 200)
+        #expect(lane.outcome(1) == .failed(reason: "answer_rejected_header_list_too_large", httpStatus: 200, attempts: 1, possibleDuplicate: true))
+        #expect(lane.outcome(2) == .failed(reason: "answer_rejected_bad_header_bytes", httpStatus: 503, attempts: 1, possibleDuplicate: true))
+        #expect(lane.outcome(3) == .failed(reason: "answer_broke_connection", httpStatus: 0, attempts: 1, possibleDuplicate: true))
+        #expect(lane.outcome(4) == .sent(providerID: nil, attempts: 1))
+        #expect(lane.deferred.isEmpty)
+        lane.advance(by: .seconds(60))
+        #expect(lane.inFlight.isEmpty)
+        #expect(lane.sendsByTag.values.allSatisfy { $0 == 1 })
+        for reason in ["answer_rejected_header_list_too_large", "answer_rejected_body_too_large", "answer_rejected_bad_header_bytes", "answer_broke_connection"] {
+            #expect(LaneFailureReason.all.contains(reason))
+        }
+    }
+
+    @Test("every failed row after a copy that may have been processed is marked, only those; the run's counts call them possibly delivered")
+    func failedRowsCarryTheMark() {
+        var lane = LaneMachineDriver(count: 5)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200)
+        lane.answer(tag: 1, status: 0, result: .noResponse, wireSends: 1, end: .lost)
+        lane.answer(tag: 2, status: 0, result: .noResponse, wireSends: 1, end: .lost)
+        lane.answer(tag: 3, status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
+        lane.answer(tag: 4, status: 0, result: .noResponse, wireSends: 1, end: .lost)
+        lane.wake(untilInFlight: 4)
+        #expect(lane.inFlight.count == 4)
+        // Lost, then a permanent answer: the lost copy may have been delivered.
+        lane.answer(tag: 1, status: 400, body: #"{"reason":"BadCollapseId"}"#)
+        // A definite 503, then a permanent answer: nothing may have been delivered.
+        lane.answer(tag: 3, status: 400, body: #"{"reason":"BadCollapseId"}"#)
+        // Lost, then a configuration error: the provider stops.
+        lane.answer(tag: 2, status: 403, body: #"{"reason":"InvalidProviderToken"}"#)
+        #expect(lane.machine.stoppedBecause != nil)
+        // Lost, resent, and lost again after the provider stopped.
+        lane.answer(tag: 4, status: 0, result: .noResponse, wireSends: 1, end: .lost)
+        #expect(lane.outcome(1) == .failed(reason: "BadCollapseId", httpStatus: 400, attempts: 2, possibleDuplicate: true))
+        #expect(lane.outcome(2) == .failed(reason: "InvalidProviderToken", httpStatus: 403, attempts: 2, possibleDuplicate: true))
+        #expect(lane.outcome(3) == .failed(reason: "BadCollapseId", httpStatus: 400, attempts: 2, possibleDuplicate: false))
+        #expect(lane.outcome(4) == .failed(reason: "provider_stopped", httpStatus: 0, attempts: 2, possibleDuplicate: true))
+        // summary.json's devices.possibly_delivered: the failed devices that may have been notified.
+        var counts = RunCounts()
+        for request in lane.settled.values { counts.record(request.outcome, provider: .apns) }
+        #expect(counts.possiblyDelivered == 3)
+        #expect(counts.possibleDuplicates == 0)
+        #expect(counts.failed["BadCollapseId"] == 2)
+    }
+
+    @Test("a credential refusal after a lost copy fails marked when the verdict stops the provider")
+    func refreshStopAfterLostIsMarked() {
+        var lane = LaneMachineDriver(count: 2)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200)
+        lane.answer(tag: 1, status: 0, result: .noResponse, wireSends: 1, end: .lost)
+        Self.wake(&lane, untilSending: 1)
+        lane.answer(tag: 1, status: 403, body: #"{"reason":"ExpiredProviderToken"}"#)
+        lane.apply(lane.machine.refreshDecided(check: lane.verdictsAsked[0].check, .stop("check the system clock"), now: lane.now))
+        #expect(lane.outcome(1) == .failed(reason: "ExpiredProviderToken", httpStatus: 403, attempts: 2, possibleDuplicate: true))
+    }
+
+    @Test("a 45 s provider-wide outage (every answer 503), then recovery: the lane pauses and probes, no device runs out of retries, every device is sent")
+    func outageThenRecovery() {
+        // Five attempts a device: without the breaker every device spent them within about 13 s.
+        var lane = LaneMachineDriver(count: 200, connections: 1, streams: 50)
+        let start = lane.now
+        let recovery = start.advanced(by: .seconds(45))
+        lane.offerAll()
+        var sendsBeforeRecovery = 0
+        var probesOverlapped = false
+        var steps = 0
+        while !lane.allSettled, steps < 20_000 {
+            steps += 1
+            if lane.inFlight.isEmpty {
+                guard lane.wakeAt != nil else { break }
+                lane.wake()
+                continue
+            }
+            if lane.now < recovery { sendsBeforeRecovery = lane.sendsByTag.values.reduce(0, +) }
+            // Half-open: one probe at a time (requests sent before the breaker opened are
+            // answered at the instant it opened, so whatever is in flight now is a probe).
+            if case .halfOpen = lane.machine.breaker.state, lane.inFlight.count > 1 { probesOverlapped = true }
+            if lane.now < recovery {
+                lane.answer(status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
+            } else {
+                lane.answer(status: 200)
+            }
+        }
+        #expect(lane.allSettled)
+        #expect(lane.settled.values.allSatisfy { $0.outcome.kind == .sent && !$0.outcome.possibleDuplicate })
+        #expect(lane.now.duration(since: start) >= .seconds(45))
+        #expect(lane.machine.breaker.outages == 1)
+        #expect(lane.machine.breaker.state == .closed)
+        #expect(!probesOverlapped)
+        #expect(lane.notices.contains { $0.contains("provider-wide outage") })
+        #expect(lane.notices.contains { $0.contains("outage over") })
+        // The lane held still: the first window, the requests it took to see the outage, and a
+        // probe per pause (1, 2, 4, 8, 16 s…) — not 200 devices × 5 attempts.
+        #expect(sendsBeforeRecovery < 100)
+        // Honest attempts: what each device reports is what went on the wire.
+        let reported = lane.settled.values.map(\.outcome.attempts).reduce(0, +)
+        #expect(reported == lane.sendsByTag.values.reduce(0, +))
+        #expect(reported == lane.machine.wireSends)
+        lane.apply(lane.machine.finish(now: lane.now))
+        #expect(lane.ended)
+    }
+
+    @Test("a lane too small to judge an outage (fewer than 20 outcomes in 10 s) spends each device's retries as before")
+    func smallLaneSpendsRetries() {
+        var lane = LaneMachineDriver(count: 3)
+        lane.offerAll()
+        var steps = 0
+        while !lane.allSettled, steps < 1_000 {
+            steps += 1
+            if lane.inFlight.isEmpty {
+                guard lane.wakeAt != nil else { break }
+                lane.wake()
+                continue
+            }
+            lane.answer(status: 503, body: #"{"reason":"ServiceUnavailable"}"#)
+        }
+        #expect((0..<3).allSatisfy { lane.outcome($0) == .failed(reason: "retries_exhausted", httpStatus: 503, attempts: 5) })
+        #expect(lane.machine.breaker.outages == 0)
+    }
+
+    @Test("lost copies during an outage still get at most one more copy: the breaker forgives attempts, not duplicates")
+    func outageKeepsTheDuplicateRule() {
+        var lane = LaneMachineDriver(count: 60, connections: 1, streams: 60)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200)
+        // Connection failures: 20 lost streams open the breaker.
+        for tag in 1...20 { lane.answer(tag: UInt64(tag), status: 0, result: .noResponse, wireSends: 1, end: .lost) }
+        #expect(lane.machine.breaker.holdsLane)
+        let recovery = lane.now.advanced(by: .seconds(5))
+        var steps = 0
+        // Every copy is lost for 5 s (the requests in flight, then the probes); after that only
+        // device 1's copies are.
+        while lane.outcome(1) == nil, steps < 1_000 {
+            steps += 1
+            if let transfer = lane.inFlight.first {
+                let lost = lane.slotTag[transfer.slot] == 1 || lane.now < recovery
+                if lost {
+                    lane.answer(status: 0, result: .noResponse, wireSends: 1, end: .lost)
+                } else {
+                    lane.answer(status: 200)
+                }
+            } else if lane.wakeAt != nil {
+                lane.wake()
+            } else {
+                break
+            }
+        }
+        #expect(lane.outcome(1) == .failed(reason: "no_response_after_resend", httpStatus: 0, attempts: 2, possibleDuplicate: true))
+        #expect(lane.sendsByTag[1] == 2)
+    }
+
+    @Test("a 503 whose Retry-After holds a control byte is still a 503: the header is ignored, the backoff decides, nothing pauses")
+    func badRetryAfterBytes() {
+        var lane = LaneMachineDriver(count: 2)
+        lane.offerAll()
+        lane.answer(tag: 0, status: 200)
+        let answeredAt = lane.now
+        lane.answer(tag: 1, status: 503, body: #"{"reason":"ServiceUnavailable"}"#, retryAfter: "5\u{1}")
+        #expect(lane.deferred == [1])
+        #expect(lane.machine.pauses == 0)
+        #expect(!lane.notices.contains { $0.contains("pausing") })
+        // The first retry waits at most the first backoff step (0.5 s), not the 5 s the bytes begin with.
+        #expect(lane.wakeAt.map { $0.duration(since: answeredAt) <= .milliseconds(500) } == true)
+        var rounds = 0
+        while lane.outcome(1) == nil, rounds < 10 {
+            rounds += 1
+            Self.wake(&lane, untilSending: 1)
+            lane.answer(tag: 1, status: 503, body: #"{"reason":"ServiceUnavailable"}"#, retryAfter: "\u{7f}")
+        }
+        // An answer each time: it fails with its status after its attempts, never as "no answer".
+        #expect(lane.outcome(1) == .failed(reason: "retries_exhausted", httpStatus: 503, attempts: 5))
     }
 
     @Test("an endpoint that never answers stops the lane after the retry budget's count of unanswered requests, one at a time")

@@ -375,7 +375,7 @@ extension LaneStateMachine.Completion {
             retryAfter: response.headers.bytes(named: "retry-after"),
             failure: response.failure?.kind, curlErrorDescription: response.problemDescription,
             mayHaveBeenDelivered: response.mayHaveBeenDelivered, wireSends: response.wireSends,
-            provenUnprocessed: response.provenUnprocessed
+            provenUnprocessed: response.provenUnprocessed, end: response.end
         )
     }
 }

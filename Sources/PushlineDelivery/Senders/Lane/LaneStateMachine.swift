@@ -57,11 +57,16 @@ struct LaneStateMachine {
         /// The server proved it did not process the last send (REFUSED_STREAM, or a stream above
         /// a GOAWAY's last-stream-id): a resend is safe.
         var provenUnprocessed: Bool
+        /// How the stream ended (the transport's word; derived from the flags above when not
+        /// given, the way `TransportResponse` derives it for libcurl). The lane decides by it:
+        /// refused or not sent → resent unmarked; lost or reset → at most one more copy, marked;
+        /// an answer we rejected, or one that broke its connection → failed at once, marked.
+        var end: TransportStreamEnd
 
         init(
             slot: UInt64, result: TransportResult, status: Int = 0, body: [UInt8] = [], bodyTruncatedAt: Int? = nil, messageID: [UInt8]? = nil,
             retryAfter: [UInt8]? = nil, failure: TransportFailure.Kind? = nil, curlErrorDescription: String = "",
-            mayHaveBeenDelivered: Bool? = nil, wireSends: Int? = nil, provenUnprocessed: Bool = false
+            mayHaveBeenDelivered: Bool? = nil, wireSends: Int? = nil, provenUnprocessed: Bool = false, end: TransportStreamEnd? = nil
         ) {
             self.slot = slot
             self.result = result
@@ -76,6 +81,19 @@ struct LaneStateMachine {
             self.mayHaveBeenDelivered = mayHaveBeenDelivered ?? answered
             self.wireSends = Swift.max(0, wireSends ?? (answered || (mayHaveBeenDelivered ?? false) ? 1 : 0))
             self.provenUnprocessed = provenUnprocessed
+            if let end {
+                self.end = end
+            } else if result == .cancelled {
+                self.end = .cancelled
+            } else if answered {
+                self.end = .answered
+            } else if self.wireSends == 0 {
+                self.end = .notSent
+            } else if provenUnprocessed {
+                self.end = .refused
+            } else {
+                self.end = .lost
+            }
         }
     }
 
@@ -160,6 +178,11 @@ struct LaneStateMachine {
     /// Requests in a row that ended without an answer while nothing has been answered yet.
     private var unansweredInARow = 0
     private var pausedUntil: DeliveryInstant?
+    /// Pauses the whole lane through a provider-wide outage, then probes one request at a time
+    /// (docs/delivery.md, "Outages").
+    private(set) var breaker: OutageBreaker
+    /// The half-open breaker's probe in flight.
+    private var probeSlot: UInt64?
 
     // MARK: Counters (the lane's report)
 
@@ -184,6 +207,10 @@ struct LaneStateMachine {
         limiter = ProviderRateLimiter(rate: settings.rate, now: now)
         random = SeededRandomSource(seed: seed)
         capacity = Self.capacity(inFlight: limit.capacity)
+        var breakerSettings = OutageBreaker.Settings()
+        // No request could wait out a longer outage: its time budget ends first.
+        breakerSettings.maximumOutage = settings.retry.maximumTotalTime
+        breaker = OutageBreaker(settings: breakerSettings)
     }
 
     /// In flight at most, plus as much again waiting (at least 1,024): enough queued that the
@@ -331,8 +358,8 @@ struct LaneStateMachine {
                 let item = waiter.item
                 if let reason = refusalReason {
                     settle(item, reason.outcome(item, status: waiter.classification.status), now: now, into: &actions)
-                } else if (item.retry?.attempts ?? 0) >= retryPolicy.maximumAttempts {
-                    settle(item, .failed(reason: RetryPolicy.GiveUpReason.attemptsExhausted.rawValue, httpStatus: waiter.classification.status, attempts: item.wireSends), now: now, into: &actions)
+                } else if (item.retry?.countedAttempts ?? 0) >= retryPolicy.maximumAttempts {
+                    settle(item, .failed(reason: RetryPolicy.GiveUpReason.attemptsExhausted.rawValue, httpStatus: waiter.classification.status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
                 } else {
                     // Resent at once with the new credential, ahead of the main queue.
                     retries.insert(item, due: now)
@@ -343,7 +370,7 @@ struct LaneStateMachine {
             let reason = waiters.first?.classification.reason ?? ""
             stop("\(Self.name(provider)) answered HTTP \(status) \(reason): \(message)", now: now, into: &actions)
             for waiter in waiters {
-                settle(waiter.item, .failed(reason: waiter.classification.reason, httpStatus: waiter.classification.status, attempts: waiter.item.wireSends), now: now, into: &actions)
+                settle(waiter.item, .failed(reason: waiter.classification.reason, httpStatus: waiter.classification.status, attempts: waiter.item.wireSends, possibleDuplicate: waiter.item.possibleDuplicate), now: now, into: &actions)
             }
         }
         advance(now: now, into: &actions)
@@ -358,13 +385,16 @@ struct LaneStateMachine {
         var refused: [String: (check: UInt64, credential: LaneCredential)] = [:]
         for completion in completions {
             guard var item = inFlight.removeValue(forKey: completion.slot) else { continue }
+            let probe = probeSlot == completion.slot
+            if probe { probeSlot = nil }
             limit.release()
             item.wireSends &+= completion.wireSends
             wireSends &+= completion.wireSends
             // libcurl put it on the wire more than once by itself (a dropped connection's
             // streams go again on a new one): an earlier copy may have been delivered.
             if completion.wireSends > 1 { item.possibleDuplicate = true }
-            if completion.result == .cancelled {
+            if completion.result == .cancelled || completion.end == .cancelled {
+                noteBreaker(.neutral, probe: probe, now: now, into: &actions)
                 // The device may have been notified by a copy that reached the provider.
                 // Its outcome is unknown, whatever else happened to the lane: unsent (a resume
                 // sends it again, marked when this attempt may have been delivered).
@@ -380,9 +410,34 @@ struct LaneStateMachine {
                 settle(item, (refusalReason ?? .providerStopped).outcome(item, status: 0), now: now, into: &actions)
                 continue
             }
+            switch completion.end {
+            case .answerRejected(let problem):
+                // The provider answered (it processed the request), but the answer broke a limit
+                // of ours: the same answer would come again, so it is not resent; the device may
+                // have been notified.
+                noteBreaker(.neutral, probe: probe, now: now, into: &actions)
+                item.possibleDuplicate = true
+                let reason = LaneFailureReason.answerRejected(problem)
+                settle(item, .failed(reason: reason, httpStatus: completion.status, attempts: item.wireSends, possibleDuplicate: true), now: now, into: &actions)
+                continue
+            case .answerBrokeConnection:
+                // Its answer killed the connection (and the streams on it): resending it would
+                // risk the same for others; the provider processed it.
+                noteBreaker(.neutral, probe: probe, now: now, into: &actions)
+                item.possibleDuplicate = true
+                let reason = LaneFailureReason.answerBrokeConnection
+                settle(item, .failed(reason: reason, httpStatus: completion.status, attempts: item.wireSends, possibleDuplicate: true), now: now, into: &actions)
+                continue
+            case .answered, .notSent, .refused, .resetByPeer, .lost, .cancelled:
+                break
+            }
             let classification = classify(completion, of: item.request)
             item.lastStatus = classification.status
             noteAnswer(classification, completion: completion, now: now, into: &actions)
+            let health = Self.health(completion, classification)
+            noteBreaker(health, probe: probe, now: now, into: &actions)
+            // Failures while the breaker holds the lane are the outage's: no attempt is spent.
+            let duringOutage = health == .failure && breaker.holdsLane
             switch classification.outcome {
             case .sent(let providerID):
                 limiter.recordSuccess(now: now)
@@ -394,10 +449,10 @@ struct LaneStateMachine {
             case .invalidToken(let timestamp):
                 settle(item, .invalidToken(reason: classification.reason, timestamp: timestamp), now: now, into: &actions)
             case .permanent:
-                settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends), now: now, into: &actions)
+                settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
             case .configurationError:
                 stop(configurationMessage(classification), now: now, into: &actions)
-                settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends), now: now, into: &actions)
+                settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
             case .refreshCredentials:
                 if let reason = refusalReason {
                     // Stopping (or stopped): it will not be resent by this lane, whatever the
@@ -407,7 +462,7 @@ struct LaneStateMachine {
                 }
                 guard let used = item.credential else {
                     stop("internal error: a request without a credential", now: now, into: &actions)
-                    settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends), now: now, into: &actions)
+                    settle(item, .failed(reason: classification.reason, httpStatus: classification.status, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
                     continue
                 }
                 // One verdict per credential refused in this batch: a refusal of an older token
@@ -426,7 +481,7 @@ struct LaneStateMachine {
                 awaitingVerdictCount += 1
             case .retryable, .throttled:
                 if let message = unreachableMessage(completion) { stop(message, now: now, into: &actions) }
-                retry(item, classification, completion: completion, now: now, unixTime: unixTime, into: &actions)
+                retry(item, classification, completion: completion, duringOutage: duringOutage, now: now, unixTime: unixTime, into: &actions)
             }
         }
         advance(now: now, into: &actions)
@@ -459,14 +514,64 @@ struct LaneStateMachine {
         actions.notices.append("\(provider.rawValue): slowing down to \(Self.rate(limiter.currentRate))/s (from \(Self.rate(before))/s): \(cause)")
     }
 
+    /// What a completion says about the provider as a whole, for the outage breaker: a 5xx, or a
+    /// request lost, reset or not sent for want of a connection, is a failure; any other answer
+    /// is healthy; a refusal, a cancel or an answer we rejected says nothing.
+    static func health(_ completion: Completion, _ classification: ResponseClassification) -> OutageBreaker.Outcome {
+        switch completion.end {
+        case .answered:
+            return (500...599).contains(classification.status) ? .failure : .healthy
+        case .lost, .resetByPeer:
+            return .failure
+        case .notSent:
+            switch completion.failure {
+            case .resolve, .connect, .tls, .timeout, .connectionLost: return .failure
+            case .certificate, .notHTTP2, .other: return .neutral
+            case nil: return completion.result == .timedOut || completion.result == .noResponse ? .failure : .neutral
+            }
+        case .refused, .cancelled, .answerRejected, .answerBrokeConnection:
+            return .neutral
+        }
+    }
+
+    /// Tells the breaker how a request ended, and logs what that changed. When an outage ends,
+    /// the lane resumes at half its rate from a bucket of one request (climbing back as after a
+    /// slowdown), not with a burst of everything that waited.
+    private mutating func noteBreaker(_ outcome: OutageBreaker.Outcome, probe: Bool, now: DeliveryInstant, into actions: inout Actions) {
+        guard let transition = breaker.record(outcome, probe: probe, now: now) else { return }
+        let name = provider.rawValue
+        switch transition {
+        case .opened(let failures, let outcomes, let pause):
+            actions.notices.append("\(name): provider-wide outage: \(failures) of the last \(outcomes) requests failed (5xx or no connection) within \(breaker.settings.window); pausing the lane for \(pause), then probing one request at a time; failures meanwhile spend no retries")
+        case .reopened(let pause):
+            actions.notices.append("\(name): outage probe failed; pausing the lane for \(pause)")
+        case .closed(let outage):
+            actions.notices.append("\(name): outage over after \(outage): resuming at half rate")
+            limiter.recordThrottle(now: now)
+            limiter.pause(for: .zero, now: now)
+        case .gaveUp(let outage):
+            actions.notices.append("\(name): outage lasted \(outage), as long as a request may wait: no longer pausing the lane; requests spend their retries")
+        }
+    }
+
     /// A retryable or throttled answer, or none: resend later, or give up.
     private mutating func retry(
-        _ item: LaneItem, _ classification: ResponseClassification, completion: Completion,
+        _ item: LaneItem, _ classification: ResponseClassification, completion: Completion, duringOutage: Bool,
         now: DeliveryInstant, unixTime: Int64, into actions: inout Actions
     ) {
         var item = item
-        // No status: it may have been delivered, unless the server proved it did not process it.
-        let ambiguous = classification.status == 0 && completion.mayHaveBeenDelivered && !completion.provenUnprocessed
+        // Lost or reset unanswered: it may have been processed. Refused or never written: it
+        // was not (an earlier copy libcurl resent by itself already marked the item).
+        let ambiguous: Bool
+        let unprocessed: Bool
+        switch completion.end {
+        case .lost, .resetByPeer:
+            (ambiguous, unprocessed) = (classification.status == 0, false)
+        case .refused, .notSent:
+            (ambiguous, unprocessed) = (false, true)
+        case .answered, .answerRejected, .answerBrokeConnection, .cancelled:
+            (ambiguous, unprocessed) = (false, false)
+        }
         if let reason = refusalReason, reason != .runStopped {
             if ambiguous { item.possibleDuplicate = true }
             settle(item, reason.outcome(item, status: classification.status), now: now, into: &actions)
@@ -476,11 +581,13 @@ struct LaneStateMachine {
             // A copy may already have been delivered (our resend, or libcurl's own): a further
             // copy is never risked.
             let reason = RetryPolicy.GiveUpReason.ambiguousDeliveryAlreadyResent.rawValue
-            settle(item, .failed(reason: reason, httpStatus: 0, attempts: item.wireSends), now: now, into: &actions)
+            settle(item, .failed(reason: reason, httpStatus: 0, attempts: item.wireSends, possibleDuplicate: true), now: now, into: &actions)
             return
         }
         var state = item.retry ?? RetryPolicy.State(firstSentAt: now)
-        let failure = RetryPolicy.Failure(retryAfter: classification.retryAfter, mayHaveBeenDelivered: ambiguous)
+        let failure = RetryPolicy.Failure(
+            retryAfter: classification.retryAfter, mayHaveBeenDelivered: ambiguous, unprocessed: unprocessed, duringOutage: duringOutage
+        )
         let decision = retryPolicy.decide(after: failure, state: &state, now: now, unixTime: unixTime, random: &random)
         item.retry = state
         switch decision {
@@ -555,9 +662,15 @@ struct LaneStateMachine {
         var shared: TransportHeaderLines?
         if let line = credential.headerLine { shared = routes.authorizationLines(line) }
         var started = 0
-        while started < Self.maxBatch {
+        sending: while started < Self.maxBatch {
             if warming, limit.inFlight > 0 { break }
             if limit.isFull { break }
+            let probe: Bool
+            switch breaker.permission(now: now) {
+            case .any: probe = false
+            case .probe: probe = true
+            case .none: break sending
+            }
             let fromRetries: Bool
             if let due = retries.earliest, due <= now {
                 fromRetries = true
@@ -577,12 +690,12 @@ struct LaneStateMachine {
             let slot = nextSlot
             nextSlot &+= 1
             guard let authorization = shared ?? credential.requestLines(item.request) else {
-                settle(item, .failed(reason: LaneFailureReason.noRoute, httpStatus: 0, attempts: item.wireSends), now: now, into: &actions)
+                settle(item, .failed(reason: LaneFailureReason.noRoute, httpStatus: 0, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
                 continue
             }
             switch routes.build(item.request, slot: slot, authorization: authorization, timeoutMilliseconds: timeoutMilliseconds) {
             case .unsendable(let reason):
-                settle(item, .failed(reason: reason, httpStatus: 0, attempts: item.wireSends), now: now, into: &actions)
+                settle(item, .failed(reason: reason, httpStatus: 0, attempts: item.wireSends, possibleDuplicate: item.possibleDuplicate), now: now, into: &actions)
             case .request(let request):
                 if var state = item.retry {
                     state.recordSend()
@@ -594,6 +707,10 @@ struct LaneStateMachine {
                 }
                 item.credential = credential
                 _ = limit.tryAcquire()
+                if probe {
+                    breaker.probeStarted()
+                    probeSlot = slot
+                }
                 inFlight[slot] = item
                 actions.transfers.append(request)
                 started += 1
@@ -616,7 +733,13 @@ struct LaneStateMachine {
                 guard let instant else { return }
                 if wake == nil || instant < wake! { wake = instant }
             }
-            let roomInFlight = !limit.isFull && !(warming && limit.inFlight > 0)
+            // An open outage breaker holds every start until its pause ends (or its probe's answer).
+            var breakerHolds = false
+            if case .none(let until) = breaker.permission(now: now) {
+                breakerHolds = true
+                if !queue.isEmpty || !retries.isEmpty { wakeAt(until) }
+            }
+            let roomInFlight = !breakerHolds && !limit.isFull && !(warming && limit.inFlight > 0)
             let hasDue = !queue.isEmpty || (retries.earliest.map { $0 <= now } ?? false)
             switch credential {
             case .fetching:
@@ -746,6 +869,8 @@ struct LaneStateMachine {
         if completion.result == .failed, completion.failure == .certificate {
             return "\(Self.name(provider)): the TLS certificate of \(endpointText) does not verify: \(completion.curlErrorDescription); check endpoint and ca_file; stopping this provider"
         }
+        // A refused stream came from a server that is there and speaks HTTP/2.
+        if completion.end == .refused { return nil }
         unansweredInARow += 1
         guard unansweredInARow >= retryPolicy.maximumAttempts else { return nil }
         let detail = completion.result == .timedOut ? "timed out" : completion.curlErrorDescription
