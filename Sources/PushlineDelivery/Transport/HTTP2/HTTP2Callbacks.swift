@@ -130,9 +130,22 @@ private let http2Header: nghttp2_on_header_callback = { _, frame, name, nameLeng
     return 0
 }
 
-/// A field nghttp2 finds invalid (a control byte in a value, say) is dropped: a `Retry-After`
-/// that does not parse is ignored, and the answer stays an answer.
-private let http2InvalidHeader: nghttp2_on_invalid_header_callback = { _, _, _, _, _, _, _, _ in 0 }
+/// A field nghttp2 finds invalid (a control byte in a value, blanks around it) is not a reason
+/// to lose the answer: it is read leniently or dropped (`capture`).
+private let http2InvalidHeader: nghttp2_on_invalid_header_callback = { _, frame, name, nameLength, value, valueLength, _, user in
+    guard let connection = HTTP2Connection.from(user), let frame, let name, let value,
+          let stream = connection.streams[frame.pointee.hd.stream_id] else { return 0 }
+    stream.headerListBytes &+= nameLength &+ valueLength &+ 32
+    if stream.headerListBytes > NGHTTP2TransferEngine.maxAnswerHeaderListBytes {
+        stream.problem = .headerListTooLarge
+        return temporalFailure
+    }
+    connection.engine.capture(
+        name: UnsafeBufferPointer(start: name, count: nameLength), value: UnsafeRawBufferPointer(start: value, count: valueLength),
+        into: stream, lenient: true
+    )
+    return 0
+}
 
 private let http2DataChunk: nghttp2_on_data_chunk_recv_callback = { session, _, id, data, length, user in
     guard let connection = HTTP2Connection.from(user), let data, let stream = connection.streams[id] else { return 0 }

@@ -378,12 +378,21 @@ final class NGHTTP2TransferEngine: TransferEngine {
         }
     }
 
-    /// A captured response header's value, when it is one we report and short enough.
-    func capture(name: UnsafeBufferPointer<UInt8>, value: UnsafeRawBufferPointer, into stream: HTTP2Stream) {
+    /// A captured response header's value, trimmed of surrounding blanks, when it is one we
+    /// report, short enough, and free of control bytes (`lenient`: nghttp2 found the field
+    /// invalid; a value that is only badly padded is still read, anything worse is dropped, so
+    /// a `Retry-After` that does not parse is ignored and the answer stays an answer).
+    func capture(name: UnsafeBufferPointer<UInt8>, value: UnsafeRawBufferPointer, into stream: HTTP2Stream, lenient: Bool = false) {
         for (index, candidate) in capturedNames.enumerated() where candidate.count == name.count && candidate.elementsEqual(name) {
-            guard value.count <= maxHeaderValueBytes else { return }
+            var start = 0
+            var end = value.count
+            while start < end, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
+            while end > start, value[end - 1] == 0x20 || value[end - 1] == 0x09 { end -= 1 }
+            let trimmed = UnsafeRawBufferPointer(rebasing: value[start..<end])
+            guard trimmed.count <= maxHeaderValueBytes else { return }
+            if lenient, trimmed.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return }
             if stream.captured.isEmpty { stream.captured = Array(repeating: nil, count: capturedNames.count) }
-            stream.captured[index] = Array(value)
+            stream.captured[index] = Array(trimmed)
             return
         }
     }
