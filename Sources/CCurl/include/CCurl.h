@@ -45,7 +45,7 @@ static inline CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, CURLoptio
 }
 
 // CURLOPT_SOCKOPTFUNCTION and CURLOPT_CLOSESOCKETFUNCTION: the transfer loop learns the sockets
-// of its connections (to cork them while curl writes a turn, Transport/ConnectionCork.swift).
+// of its connections (to cork them while curl writes a turn, Transport/Curl/ConnectionCork.swift).
 static inline CURLcode ccurl_easy_setopt_sockopt_callback(CURL *handle, CURLoption option, curl_sockopt_callback value) {
     return curl_easy_setopt(handle, option, value);
 }

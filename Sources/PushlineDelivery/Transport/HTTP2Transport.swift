@@ -190,12 +190,13 @@ public final class HTTP2Transport: Sendable {
         loop.engine.wake()
     }
 
-    /// What the transport refuses to hand curl: also run by a hosted loop on what its host starts.
+    /// What the transport refuses to hand an engine: also run by a hosted loop on what its host
+    /// starts.
     static func check(_ request: TransportRequest) throws(TransportError) {
-        guard request.urlByteCount <= TransferSlot.maxURLBytes, !TransportHeaderLines.holdsControl(request.urlPrefix.utf8),
+        guard request.urlByteCount <= TransportRequest.maxURLBytes, !TransportHeaderLines.holdsControl(request.urlPrefix.utf8),
               !TransportHeaderLines.holdsControl(request.urlSuffix.utf8), !TransportHeaderLines.holdsControl(request.urlTarget)
         else {
-            throw TransportError.invalidRequest("the URL is longer than \(TransferSlot.maxURLBytes) bytes or holds CR, LF or NUL")
+            throw TransportError.invalidRequest("the URL is longer than \(TransportRequest.maxURLBytes) bytes or holds CR, LF or NUL")
         }
         // Shared lines were checked once, when they were made.
         if let problem = request.headers.problem ?? request.lastHeaders?.problem {
@@ -204,9 +205,9 @@ public final class HTTP2Transport: Sendable {
         let items = request.headerItemsMeasure
         guard !items.holdsControl else { throw TransportError.invalidRequest("a header line holds CR, LF or NUL") }
         let lines = request.headers.count &+ items.lines &+ (request.lastHeaders?.count ?? 0)
-        guard lines <= TransferSlot.maxHeaderLines, items.bytes <= TransferSlot.maxHeaderItemBytes else {
+        guard lines <= TransportRequest.maxHeaderLines, items.bytes <= TransportRequest.maxHeaderItemBytes else {
             throw TransportError.invalidRequest(
-                "more than \(TransferSlot.maxHeaderLines) header lines or \(TransferSlot.maxHeaderItemBytes) bytes of per-request headers"
+                "more than \(TransportRequest.maxHeaderLines) header lines or \(TransportRequest.maxHeaderItemBytes) bytes of per-request headers"
             )
         }
         guard request.timeoutMilliseconds >= 0, request.timeoutMilliseconds <= 86_400_000 else {

@@ -13,8 +13,8 @@ public enum TransportEngine: String, Sendable, CaseIterable {
 /// Concurrency is `connections × streamsPerConnection` transfers in flight; curl uses the lower
 /// of `streamsPerConnection` and the server's SETTINGS_MAX_CONCURRENT_STREAMS per connection.
 public struct TransportConfiguration: Sendable {
-    /// Connections to the host at most (`CURLMOPT_MAX_HOST_CONNECTIONS`). Without this cap libcurl
-    /// 7.88 opens one more connection for every transfer waiting beyond the first one's streams.
+    /// Connections to the host at most (the libcurl engine's `CURLMOPT_MAX_HOST_CONNECTIONS`:
+    /// Transport/Curl says why it needs the cap).
     public var connections: Int
     /// Streams per connection at most (`CURLMOPT_MAX_CONCURRENT_STREAMS`, curl's default is 100).
     public var streamsPerConnection: Int

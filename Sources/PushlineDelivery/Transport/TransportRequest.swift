@@ -68,6 +68,13 @@ public struct TransportRequest: @unchecked Sendable {
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
+    /// The limits every engine holds a request to (`HTTP2Transport.check` refuses a request
+    /// beyond them before it is taken): the longest URL, the most header lines, and the bytes of
+    /// its per-request header lines.
+    static let maxURLBytes = 8192
+    static let maxHeaderLines = 64
+    static let maxHeaderItemBytes = 8192
+
     /// The full URL (for messages and tests; the transport joins it without a `String`).
     public var url: String {
         urlPrefix + String(decoding: urlTarget, as: UTF8.self) + urlSuffix

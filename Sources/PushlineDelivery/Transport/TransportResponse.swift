@@ -30,11 +30,12 @@ public struct TransportResponse: Sendable {
     /// connection died before the server read it.
     public let wireSends: Int
     /// The server did not process the request's last send, provably: it was never written
-    /// (`wireSends` == 0), or libcurl 7.88 reports its stream refused (RST_STREAM
-    /// REFUSED_STREAM, or above a GOAWAY's last-stream-id) after it stopped resending. libcurl
-    /// 7.88 resends refused streams itself and cannot tell those resends from resends after a
-    /// lost connection (docs/delivery.md), so a refused stream libcurl resent shows as
-    /// `wireSends` > 1, not as this flag. Never true for a `.response`.
+    /// (`wireSends` == 0), or the server refused its stream (RST_STREAM REFUSED_STREAM, or above
+    /// a GOAWAY's last-stream-id). The nghttp2 engine sees every refusal; the libcurl engine only
+    /// the one libcurl gives up on, as libcurl resends refused streams itself and cannot tell
+    /// those resends from resends after a lost connection (docs/delivery.md), so a refused
+    /// stream libcurl resent shows as `wireSends` > 1, not as this flag. Never true for a
+    /// `.response`.
     public let provenUnprocessed: Bool
     /// libcurl's own message for this request (`CURLOPT_ERRORBUFFER`: its first error across
     /// every send, e.g. "SSL certificate problem: certificate has expired"), or for `.notHTTP2`
@@ -42,7 +43,7 @@ public struct TransportResponse: Sendable {
     /// printable ASCII (other bytes become "?"); nil when libcurl wrote none.
     public let curlErrorDetail: String?
     /// How the request's stream ended on the wire. The nghttp2 engine knows it exactly; the
-    /// libcurl engine infers it from what 7.88 reports (docs/delivery.md).
+    /// libcurl engine infers it from what libcurl reports (docs/delivery.md).
     public let end: TransportStreamEnd
     /// Why the transfer failed, in terms that do not depend on the engine; nil for an answer.
     public let failure: TransportFailure?
@@ -81,7 +82,7 @@ public struct TransportResponse: Sendable {
     }
 
     /// libcurl sent this request more than once by itself (`wireSends` > 1). A response to it
-    /// may be a second delivery: libcurl 7.88 cannot say whether the earlier copies were refused
+    /// may be a second delivery: libcurl cannot say whether the earlier copies were refused
     /// or lost with a connection after the server processed them.
     public var resentByLibcurl: Bool { wireSends > 1 }
 
@@ -167,9 +168,9 @@ public struct TransportFailure: Sendable, Equatable, CustomStringConvertible {
 public enum TransportResult: Sendable, Equatable {
     /// A complete HTTP response (any status; `status` > 0).
     case response
-    /// The transfer ended without a status: with libcurl 7.88 a stream reset or GOAWAY surfaces
-    /// as CURLE_OK with status 0, and a connection lost mid-stream as a receive or HTTP/2 error.
-    /// Never a success; see `mayHaveBeenDelivered`.
+    /// The transfer ended without a status: a refused, reset or lost stream (`end` says which;
+    /// the libcurl engine may see a reset or GOAWAY only as CURLE_OK with status 0). Never a
+    /// success; see `mayHaveBeenDelivered`.
     case noResponse
     /// The per-request timeout passed (CURLE_OPERATION_TIMEDOUT).
     case timedOut

@@ -2,17 +2,16 @@ import Foundation
 
 /// The CA bundle a transport verifies servers against when `ca_file` is configured.
 ///
-/// `CURLOPT_CAINFO` replaces libcurl's default bundle, so pointing it at `ca_file` alone would
-/// stop trusting the public roots. We write one combined PEM file instead: the system bundle
-/// libcurl was built with, then `ca_file`, and give that to `CURLOPT_CAINFO`. A file rather than
-/// `CURLOPT_CAINFO_BLOB`: libcurl compares blobs byte by byte each time it considers reusing a
-/// connection and never caches a blob's parsed store, while a file's store is cached per multi
-/// handle (see `CABundleChoice`). The file is private to the process (0600, exclusive create),
-/// and on Linux it has no name: it is unlinked as soon as it is open and libcurl is given
-/// `/proc/self/fd/N`, so a run killed with SIGKILL leaves nothing behind in the temporary
-/// directory. The descriptor is closed when the transport shuts down.
+/// Naming a CA file in place of the default would stop trusting the public roots, so we write
+/// one combined PEM file: the system bundle (the one libcurl was built with), then `ca_file`.
+/// Both engines load that file: the nghttp2 engine once into its OpenSSL context, the libcurl
+/// engine as `CURLOPT_CAINFO` (Transport/Curl/CABundleChoice.swift says why a file, not a blob).
+/// The file is private to the process (0600, exclusive create), and on Linux it has no name: it
+/// is unlinked as soon as it is open and read through `/proc/self/fd/N`, so a run killed with
+/// SIGKILL leaves nothing behind in the temporary directory. The descriptor is closed when the
+/// transport shuts down.
 final class TrustAnchors: Sendable {
-    /// What `CURLOPT_CAINFO` names: `/proc/self/fd/N` on Linux, the file's own path elsewhere.
+    /// What the engines read: `/proc/self/fd/N` on Linux, the file's own path elsewhere.
     let bundlePath: String
     private let descriptor: Int32
     /// Whether the file still has its name in the temporary directory (never on Linux).
@@ -87,32 +86,5 @@ final class TrustAnchors: Sendable {
             return (isNamed ? path : procPath, fd, isNamed)
         }
         throw TransportError.trustAnchors(path: directory, problem: "cannot create a unique combined bundle")
-    }
-}
-
-/// Which CA file and directory each easy handle names, chosen so the bundle is parsed once per
-/// transport rather than once per connection.
-///
-/// libcurl 7.87+ (OpenSSL) caches the parsed CA store in the multi handle for
-/// `CURLOPT_CA_CACHE_TIMEOUT` (24 h by default), but only when the store comes from a CA file
-/// alone: any CA directory disables the cache. Debian's libcurl is built with
-/// `CURLOPT_CAPATH` = /etc/ssl/certs, so as built it re-reads and re-parses the whole bundle on
-/// every new connection (measured with strace: one open of the bundle per connection). The
-/// bundle file holds the same roots as that directory (update-ca-certificates writes both), so
-/// the directory is dropped whenever the file is there.
-struct CABundleChoice {
-    /// `CURLOPT_CAINFO`; nil keeps libcurl's built-in bundle.
-    let caInfo: String?
-    /// Set `CURLOPT_CAPATH` to none, which lets libcurl cache the store.
-    let clearCAPath: Bool
-
-    init(trustAnchors: TrustAnchors?, defaultBundlePath: String? = CurlGlobal.defaultCABundlePath) {
-        if let trustAnchors {
-            caInfo = trustAnchors.bundlePath
-            clearCAPath = trustAnchors.includesSystemBundle
-        } else {
-            caInfo = nil
-            clearCAPath = defaultBundlePath.map { FileManager.default.isReadableFile(atPath: $0) } ?? false
-        }
     }
 }

@@ -3,18 +3,12 @@ internal import CCurl
 /// One reusable easy handle and the state of the request it carries. Confined to the transfer
 /// thread; curl's callbacks reach it through an unretained pointer (the pool keeps it alive).
 final class TransferSlot {
-    /// Replaced by a fresh handle after a request that did not end cleanly (`TransferLoop.renew`):
+    /// Replaced by a fresh handle after a request that did not end cleanly (`CurlTransferEngine.renew`):
     /// libcurl 7.88 keeps some per-handle state across transfers (its resend budget, a
     /// refused-stream flag) that would make the next request behave differently.
     var easy: UnsafeMutableRawPointer
     /// The request being sent: keeps `bodyOwner` (the body's memory) alive until completion.
     var request: TransportRequest?
-
-    /// The longest URL a request may have (`HTTP2Transport.check`).
-    static let maxURLBytes = 8192
-    /// The most header lines a request may carry, and bytes of its per-request lines.
-    static let maxHeaderLines = 64
-    static let maxHeaderItemBytes = 8192
 
     /// Where the request's URL is joined (libcurl copies it when it is set).
     private var urlBuffer = SlotStorage<CChar>(capacity: 256)
@@ -69,7 +63,7 @@ final class TransferSlot {
     /// is too long (`HTTP2Transport.check` refuses such a request first).
     func joinURL(of request: TransportRequest) -> UnsafeMutablePointer<CChar>? {
         let length = request.urlByteCount
-        guard length <= Self.maxURLBytes else { return nil }
+        guard length <= TransportRequest.maxURLBytes else { return nil }
         urlBuffer.reserve(length + 1)
         let buffer = urlBuffer.base
         var position = 0
@@ -87,7 +81,7 @@ final class TransferSlot {
     func linkHeaders(of request: TransportRequest) -> (list: UnsafeMutablePointer<curl_slist>?, fits: Bool) {
         let measure = request.headerItemsMeasure
         let lines = request.headers.count &+ measure.lines &+ (request.lastHeaders?.count ?? 0)
-        guard lines <= Self.maxHeaderLines, measure.bytes <= Self.maxHeaderItemBytes else { return (nil, false) }
+        guard lines <= TransportRequest.maxHeaderLines, measure.bytes <= TransportRequest.maxHeaderItemBytes else { return (nil, false) }
         guard lines > 0 else { return (nil, true) }
         // Resized only here, before the handle is given this request: libcurl reads the list
         // during the transfer.
