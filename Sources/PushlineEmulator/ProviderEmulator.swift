@@ -95,7 +95,7 @@ public final class ProviderEmulator: Sendable {
                         HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                     ]
                     var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
-                    // libcurl 7.88 answers every response that ends on its HEADERS frame (APNs'
+                    // libcurl answers every response that ends on its HEADERS frame (APNs'
                     // empty 200) with RST_STREAM: one reset per stream is a normal client here,
                     // not a rapid-reset attack, so the limit (200 per 30 s by default) is sized
                     // for a sender at full speed: a connection is never closed for it.

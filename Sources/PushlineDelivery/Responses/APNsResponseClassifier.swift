@@ -13,8 +13,8 @@ public enum APNsResponseClassifier {
         case .success:
             return .init(outcome: .sent(providerID: apnsID.flatMap { ResponseBody.headerString($0) }), status: status, reason: "sent")
         case .noResponse:
-            // No response: a reset stream or GOAWAY that libcurl 7.88 reports as success with no
-            // status, or a transport error. Never sent; retry on another connection.
+            // No response: a refused, reset or lost stream (which the libcurl engine may report
+            // as success with no status), or a transport error. Retry on another connection.
             return .init(outcome: .retryable(newConnection: true), status: 0, reason: "no_response", retryAfter: retryAfter)
         case .unexpected:
             return ProviderStatus.unexpectedClassification(status: status, retryAfter: retryAfter)

@@ -124,8 +124,8 @@ struct LaneFaultRunTests {
     }
 
     /// `connectionsMayDrop`: the emulator closes an APNs connection after 200 stream resets
-    /// (swift-nio-http2's glitch limit), and libcurl 7.88 resets every stream APNs answers with
-    /// an empty 200: the streams in flight on it lose their answers and are resent (possible
+    /// (swift-nio-http2's glitch limit), and the libcurl engine resets every stream APNs answers
+    /// with an empty 200: the streams in flight on it lose their answers and are resent (possible
     /// duplicates). Those tokens are checked against the invariants only; every other token
     /// must end exactly as predicted.
     static func check(

@@ -147,8 +147,8 @@ struct FaultInjectionRunTests {
         #expect(failed.count <= devices / 1_000, "\(failed.count) failed")
 
         // Connections: the configured 2 + 2 (and the OAuth one), plus one for each connection a
-        // REFUSED_STREAM or a drop retired (libcurl 7.88 retires the whole connection on a
-        // refused stream), never one per request: libcurl's resets after empty 200s are tolerated.
+        // REFUSED_STREAM or a drop retired (the libcurl engine retires the whole connection on
+        // a refused stream), never one per request: libcurl's resets after empty 200s are tolerated.
         let retiring = stats.statuses["refused_stream", default: 0] + stats.statuses["dropped_connection", default: 0]
         #expect(retiring > 0)
         #expect(stats.connectionsOpened <= 5 + retiring, "\(stats.connectionsOpened) connections, \(retiring) refused or dropped")
