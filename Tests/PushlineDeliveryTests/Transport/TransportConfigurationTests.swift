@@ -66,7 +66,7 @@ struct TransportConfigurationTests {
     }
 
     /// A run killed with SIGKILL cannot clean up, so on Linux the combined bundle never has a
-    /// name: libcurl reads it through the open descriptor.
+    /// name: the engines read it through the open descriptor.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "needs Linux's /proc/self/fd"))
     func theCombinedBundleHasNoNameInTheTemporaryDirectory() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-ca-\(UUID().uuidString)")
@@ -87,8 +87,9 @@ struct TransportConfigurationTests {
         #expect(CurlGlobal.defaultCABundlePath != nil)
     }
 
-    @Test func malformedRequestsAreRefusedBeforeAnyIsTaken() async throws {
-        let transport = try HTTP2Transport(TransportConfiguration())
+    @Test(arguments: TransportEngine.allCases)
+    func malformedRequestsAreRefusedBeforeAnyIsTaken(engine: TransportEngine) async throws {
+        let transport = try HTTP2Transport(TransportConfiguration().on(engine))
         let good = TransportRequest(slot: 1, url: "https://127.0.0.1:1/x")
         await #expect(throws: TransportError.self) {
             _ = try await transport.submit(contentsOf: [good, TransportRequest(slot: 2, url: "https://127.0.0.1:1/x", headerLines: ["a: b\r\nx-injected: 1"])])
@@ -100,10 +101,29 @@ struct TransportConfigurationTests {
         await transport.shutdown()
     }
 
+    /// The limits every engine holds a request to, checked before a request is taken.
+    @Test(arguments: TransportEngine.allCases)
+    func requestsBeyondTheURLAndHeaderLimitsAreRefused(engine: TransportEngine) async throws {
+        let transport = try HTTP2Transport(TransportConfiguration().on(engine))
+        let prefix = "https://127.0.0.1:1/"
+        let longest = prefix + String(repeating: "a", count: TransportRequest.maxURLBytes - prefix.utf8.count)
+        #expect(throws: Never.self) { try HTTP2Transport.check(TransportRequest(slot: 1, url: longest)) }
+        await #expect(throws: TransportError.self) {
+            try await transport.submit(TransportRequest(slot: 2, url: longest + "a"))
+        }
+        let lines = (0..<TransportRequest.maxHeaderLines).map { "x-\($0): 1" }
+        #expect(throws: Never.self) { try HTTP2Transport.check(TransportRequest(slot: 3, url: prefix, headerLines: lines)) }
+        await #expect(throws: TransportError.self) {
+            try await transport.submit(TransportRequest(slot: 4, url: prefix, headerLines: lines + ["x-one-more: 1"]))
+        }
+        #expect(transport.counters.submitted == 0)
+        await transport.shutdown()
+    }
+
     /// `top -H`, `perf` and /proc show the transfer thread by its name, so a per-thread profile
-    /// of a sending run tells libcurl's thread from the encode workers.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/task"), "needs Linux's /proc/self/task"))
-    func theTransferThreadCarriesItsName() async throws {
+    /// of a sending run tells the transfer thread from the encode workers.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/task"), "needs Linux's /proc/self/task"), arguments: TransportEngine.allCases)
+    func theTransferThreadCarriesItsName(engine: TransportEngine) async throws {
         func named() -> Int {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
             return tasks.count { task in
@@ -111,7 +131,7 @@ struct TransportConfigurationTests {
                 return comm?.trimmingCharacters(in: .newlines) == HTTP2Transport.threadName
             }
         }
-        let transport = try HTTP2Transport(TransportConfiguration())
+        let transport = try HTTP2Transport(TransportConfiguration().on(engine))
         // A completion comes from the transfer thread's loop, which it enters after naming
         // itself: once one is here, the name is set, however slow the machine.
         let port = try closedPort()

@@ -55,3 +55,12 @@ func closedPort() throws -> Int {
     let listener = try SilentListener()
     return listener.port
 }
+
+extension TransportConfiguration {
+    /// This configuration, sent by `engine` (the conformance suites run each test on both).
+    func on(_ engine: TransportEngine) -> TransportConfiguration {
+        var configuration = self
+        configuration.engine = engine
+        return configuration
+    }
+}

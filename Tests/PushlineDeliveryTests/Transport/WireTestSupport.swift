@@ -46,15 +46,18 @@ func serverCounts(_ server: HostileHTTP2Server, reaching expected: Int) async th
     return server.counts
 }
 
-/// The wire honesty every scenario must keep, request by request:
+/// The wire honesty every scenario must keep, request by request, whichever engine sent it:
 /// - what the transport says it sent equals what the server received;
 /// - a request the server processed (answered) is never reported as certainly not delivered;
 /// - "proven unprocessed" only where the server refused the last copy;
-/// - a response is the answer to the last copy sent.
+/// - a response is the answer to the last copy sent; a stream ended `.refused` is one the
+///   server refused, `.answered` one it answered.
+/// And what only the nghttp2 engine promises: it never sends a request twice, and it knows a
+/// refusal for what it is (every copy the server refused ends `.refused`).
 ///
 /// `earlierReceived` is what the server had received before these requests were sent.
 func expectHonest(
-    _ responses: [TransportResponse], paths: [String], counts: HostileCounts, earlierReceived: Int = 0,
+    _ responses: [TransportResponse], paths: [String], counts: HostileCounts, earlierReceived: Int = 0, engine: TransportEngine,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     let sent = responses.reduce(0) { $0 + $1.wireSends }
@@ -62,7 +65,7 @@ func expectHonest(
     if ProcessInfo.processInfo.environment["PUSHLINE_WIRE_TRACE"] != nil {
         for response in responses {
             let path = paths[Int(response.slot)]
-            print("wire \(path): \(response.result) status \(response.status) curl \(response.curlCode) sends \(response.wireSends) may \(response.mayHaveBeenDelivered) proven \(response.provenUnprocessed) detail \(response.curlErrorDetail ?? "-") server \(counts.arrivalsByPath[path] ?? [])")
+            print("wire \(engine) \(path): \(response.result) \(response.end) status \(response.status) curl \(response.curlCode) sends \(response.wireSends) may \(response.mayHaveBeenDelivered) proven \(response.provenUnprocessed) detail \(response.problemDescription) server \(counts.answersByPath[path] ?? [])")
         }
     }
     for response in responses {
@@ -78,7 +81,26 @@ func expectHonest(
         if response.result == .response {
             #expect(arrivals.last == .answered, "\(path) answered by a copy the server did not answer: \(arrivals)", sourceLocation: sourceLocation)
             #expect(!response.provenUnprocessed, sourceLocation: sourceLocation)
+            #expect(response.end == .answered && response.failure == nil, sourceLocation: sourceLocation)
+        } else {
+            #expect(response.failure != nil, "\(path) ended \(response.end) without a failure", sourceLocation: sourceLocation)
+        }
+        if response.end == .refused {
+            #expect(arrivals.last == .refused, "\(path) reported refused, server: \(arrivals)", sourceLocation: sourceLocation)
         }
         #expect(response.resentByLibcurl == (response.wireSends > 1), sourceLocation: sourceLocation)
+        if engine == .nghttp2 {
+            #expect(response.wireSends <= 1, "\(path): the nghttp2 engine sent it \(response.wireSends) times", sourceLocation: sourceLocation)
+            if arrivals == [.refused] {
+                #expect(response.end == .refused && response.provenUnprocessed && !response.mayHaveBeenDelivered,
+                        "\(path): refused by the server, reported \(response.end)", sourceLocation: sourceLocation)
+            }
+        }
     }
+}
+
+/// Whether the server's last answer for a path was a status the client could read.
+func readableStatus(_ counts: HostileCounts, _ path: String) -> Bool {
+    if case .status? = counts.answersByPath[path]?.last { return true }
+    return false
 }
