@@ -20,14 +20,14 @@ public final class HostileHTTP2Server: Sendable {
     private let identity: HostileTLSIdentity
     private let state: HostileServerState
     private let group: MultiThreadedEventLoopGroup
-    private let channel: any Channel
+    private let listener: HostileListener
 
-    private init(port: Int, identity: HostileTLSIdentity, state: HostileServerState, group: MultiThreadedEventLoopGroup, channel: any Channel) {
+    private init(port: Int, identity: HostileTLSIdentity, state: HostileServerState, group: MultiThreadedEventLoopGroup, listener: HostileListener) {
         self.port = port
         self.identity = identity
         self.state = state
         self.group = group
-        self.channel = channel
+        self.listener = listener
     }
 
     /// Starts serving `plan` with `identity` (a fresh certificate valid for a day by default).
@@ -38,51 +38,79 @@ public final class HostileHTTP2Server: Sendable {
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
         tls.applicationProtocols = ["h2"]
         let sslContext = try NIOSSLContext(configuration: tls)
-        let state = HostileServerState()
+        let state = HostileServerState(outage: plan.outage)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let index = state.connectionAccepted()
-                    let fault = index <= plan.hostileConnections ? plan.fault : .none
-                    let pipeline = channel.pipeline.syncOperations
-                    let dropper = ConnectionDropper()
-                    try pipeline.addHandler(dropper)
-                    try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
-                    let raw = RawFrameWriter()
-                    try pipeline.addHandler(raw)
-                    var connection = NIOHTTP2Handler.ConnectionConfiguration()
-                    connection.initialSettings = [
-                        HTTP2Setting(parameter: .maxConcurrentStreams, value: plan.maxConcurrentStreams),
-                        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                    ]
-                    var streams = NIOHTTP2Handler.StreamConfiguration()
-                    // libcurl resets every stream whose answer ends on its HEADERS frame: a
-                    // normal client here, not a rapid-reset attack.
-                    streams.streamResetFrameRateLimit.maximumCount = 1_000_000
-                    streams.streamResetFrameRateLimit.windowLength = .seconds(1)
-                    try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: streams))
-                    try pipeline.addHandler(HostileConnectionHandler(state: state, rawWriter: raw, dropper: dropper, fault: fault, warmUp: plan.warmUp))
+        // A bootstrap is not Sendable: the listener makes one for each bind.
+        let makeBootstrap: @Sendable () -> ServerBootstrap = {
+            ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let index = state.connectionAccepted()
+                        let fault = index <= plan.hostileConnections ? plan.fault : .none
+                        let pipeline = channel.pipeline.syncOperations
+                        let dropper = ConnectionDropper()
+                        try pipeline.addHandler(dropper)
+                        try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+                        let raw = RawFrameWriter()
+                        try pipeline.addHandler(raw)
+                        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+                        connection.initialSettings = [
+                            HTTP2Setting(parameter: .maxConcurrentStreams, value: plan.maxConcurrentStreams),
+                            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+                        ]
+                        // A hostile server sends what NIO would refuse to (a NUL or a control byte
+                        // in a header value); the requests' :path is all it reads.
+                        connection.headerBlockValidation = .disabled
+                        var streams = NIOHTTP2Handler.StreamConfiguration()
+                        // libcurl resets every stream whose answer ends on its HEADERS frame: a
+                        // normal client here, not a rapid-reset attack.
+                        streams.streamResetFrameRateLimit.maximumCount = 1_000_000
+                        streams.streamResetFrameRateLimit.windowLength = .seconds(1)
+                        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: streams))
+                        try pipeline.addHandler(
+                            HostileConnectionHandler(
+                                state: state, rawWriter: raw, dropper: dropper, fault: fault, warmUp: plan.warmUp, rules: plan.rules, connection: index
+                            )
+                        )
+                        let bound = NIOLoopBound(dropper, eventLoop: channel.eventLoop)
+                        let drop: @Sendable () -> Void = { bound.eventLoop.execute { bound.value.drop() } }
+                        if state.registerConnection(index, drop: drop) {
+                            channel.closeFuture.whenComplete { _ in state.unregisterConnection(index) }
+                        } else {
+                            drop()
+                        }
+                    }
                 }
-            }
-        let channel: any Channel
+        }
+        let listener = HostileListener(makeBootstrap: makeBootstrap)
+        let port: Int
         do {
-            channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+            port = try await listener.bind(port: 0)
         } catch {
             try? await group.shutdownGracefully()
             identity.remove()
             throw error
         }
-        guard let port = channel.localAddress?.port else {
-            try? await channel.close()
-            try? await group.shutdownGracefully()
-            identity.remove()
-            throw HostileServerError("the listening socket has no port")
+        if let outage = plan.outage {
+            let eventLoop = group.next()
+            state.onOutageStart {
+                if outage.refusesConnections { listener.close() }
+                if outage.status == nil {
+                    // Nothing is answered from now on. The requests the client wrote before it
+                    // could know arrive and are counted (pending) before the connections go,
+                    // so what the client reports sending can be held against what arrived.
+                    eventLoop.scheduleTask(in: .seconds(1)) { state.dropAllConnections() }
+                }
+                eventLoop.scheduleTask(in: TimeAmount(outage.duration)) {
+                    if outage.refusesConnections { listener.rebind(port: port, eventLoop: eventLoop) }
+                    state.endOutage()
+                }
+            }
         }
-        return HostileHTTP2Server(port: port, identity: identity, state: state, group: group, channel: channel)
+        return HostileHTTP2Server(port: port, identity: identity, state: state, group: group, listener: listener)
     }
 
     /// What arrived so far.
@@ -90,48 +118,188 @@ public final class HostileHTTP2Server: Sendable {
 
     /// Closes everything at once (no graceful GOAWAY) and removes the certificate file.
     public func stop() async {
-        try? await channel.close()
+        await listener.stop()
         try? await group.shutdownGracefully()
         identity.remove()
     }
 }
 
-/// The counts, shared by every connection's handler.
-final class HostileServerState: Sendable {
-    private let box = NIOLockedValueBox(HostileCounts())
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
 
-    var counts: HostileCounts { box.withLockedValue { $0 } }
+/// The listening socket, which an outage closes and binds again on the same port.
+final class HostileListener: Sendable {
+    private let makeBootstrap: @Sendable () -> ServerBootstrap
+    private let box = NIOLockedValueBox<(channel: (any Channel)?, stopped: Bool)>((nil, false))
+
+    init(makeBootstrap: @escaping @Sendable () -> ServerBootstrap) { self.makeBootstrap = makeBootstrap }
+
+    /// Binds 127.0.0.1:`port` (0: any) and returns the port.
+    func bind(port: Int) async throws -> Int {
+        let channel = try await makeBootstrap().bind(host: "127.0.0.1", port: port).get()
+        guard let bound = channel.localAddress?.port else {
+            try? await channel.close()
+            throw HostileServerError("the listening socket has no port")
+        }
+        let stopped = box.withLockedValue { state in
+            if !state.stopped { state.channel = channel }
+            return state.stopped
+        }
+        if stopped { try? await channel.close() }
+        return bound
+    }
+
+    /// Closes the listening socket: connects are refused until `rebind`.
+    func close() {
+        let channel = box.withLockedValue { state in
+            defer { state.channel = nil }
+            return state.channel
+        }
+        channel?.close(promise: nil)
+    }
+
+    /// Binds `port` again, retrying every 50 ms for a few seconds (a socket being closed may
+    /// still hold it for a moment).
+    func rebind(port: Int, eventLoop: any EventLoop, attempt: Int = 0) {
+        guard !box.withLockedValue({ $0.stopped }) else { return }
+        makeBootstrap().bind(host: "127.0.0.1", port: port).whenComplete { result in
+            switch result {
+            case .success(let channel):
+                let stopped = self.box.withLockedValue { state in
+                    if !state.stopped { state.channel = channel }
+                    return state.stopped
+                }
+                if stopped { channel.close(promise: nil) }
+            case .failure:
+                guard attempt < 100 else { return }
+                eventLoop.scheduleTask(in: .milliseconds(50)) { self.rebind(port: port, eventLoop: eventLoop, attempt: attempt + 1) }
+            }
+        }
+    }
+
+    func stop() async {
+        let channel = box.withLockedValue { state in
+            state.stopped = true
+            defer { state.channel = nil }
+            return state.channel
+        }
+        try? await channel?.close()
+    }
+}
+
+/// The counts, shared by every connection's handler, and the outage's clock.
+final class HostileServerState: Sendable {
+    private struct Inner {
+        var counts = HostileCounts()
+        /// 2xx answers so far (the outage's trigger).
+        var successes = 0
+        var outageActive = false
+        /// How to drop each open connection, by its number.
+        var connections: [Int: @Sendable () -> Void] = [:]
+        var onOutageStart: (@Sendable () -> Void)?
+    }
+
+    private let box = NIOLockedValueBox(Inner())
+    private let outage: HostileOutage?
+
+    init(outage: HostileOutage?) { self.outage = outage }
+
+    var counts: HostileCounts { box.withLockedValue { $0.counts } }
+
+    /// The outage's answer while it lasts: its status (nil: no answer, the connection goes).
+    var outageInEffect: (status: Int?, retryAfter: String?)? {
+        guard let outage, box.withLockedValue({ $0.outageActive }) else { return nil }
+        return (outage.status, outage.retryAfter)
+    }
 
     /// Counts a request; returns how many times its path has arrived, this one included.
     func received(path: String) -> Int {
-        box.withLockedValue { counts in
-            counts.received += 1
-            counts.receivedByPath[path, default: 0] += 1
-            counts.arrivalsByPath[path, default: []].append(.pending)
-            return counts.arrivalsByPath[path]?.count ?? 0
+        box.withLockedValue { inner in
+            inner.counts.received += 1
+            if inner.outageActive { inner.counts.receivedDuringOutage += 1 }
+            inner.counts.receivedByPath[path, default: 0] += 1
+            inner.counts.arrivalsByPath[path, default: []].append(.pending)
+            inner.counts.answersByPath[path, default: []].append(.none)
+            return inner.counts.arrivalsByPath[path]?.count ?? 0
         }
     }
 
     func refused(path: String, arrival: Int) {
-        box.withLockedValue { counts in
-            counts.unprocessed += 1
-            counts.arrivalsByPath[path]?[arrival - 1] = .refused
-        }
+        record(path: path, arrival: arrival, .refused)
     }
 
     func answered(path: String, arrival: Int) {
-        box.withLockedValue { counts in
-            counts.answered += 1
-            counts.arrivalsByPath[path]?[arrival - 1] = .answered
+        record(path: path, arrival: arrival, .status(200))
+    }
+
+    /// What the server sent for the `arrival`-th copy of `path`. The outage starts after the
+    /// answer that makes its count.
+    func record(path: String, arrival: Int, _ answer: HostileAnswer) {
+        let start = box.withLockedValue { inner -> (@Sendable () -> Void)? in
+            inner.counts.answersByPath[path]?[arrival - 1] = answer
+            inner.counts.arrivalsByPath[path]?[arrival - 1] = answer.arrival
+            switch answer.arrival {
+            case .answered: inner.counts.answered += 1
+            case .refused: inner.counts.unprocessed += 1
+            case .pending: break
+            }
+            guard let outage, case .status(let status) = answer, (200..<300).contains(status) else { return nil }
+            inner.successes += 1
+            guard !inner.counts.outageStarted, inner.successes >= outage.afterAnswers else { return nil }
+            inner.counts.outageStarted = true
+            inner.outageActive = true
+            return inner.onOutageStart
+        }
+        start?()
+    }
+
+    /// Drops every open connection (counted as the outage's).
+    func dropAllConnections() {
+        let drops = box.withLockedValue { inner in
+            inner.counts.connectionsDroppedByOutage += inner.connections.count
+            return Array(inner.connections.values)
+        }
+        for drop in drops { drop() }
+    }
+
+    func onOutageStart(_ start: @escaping @Sendable () -> Void) {
+        box.withLockedValue { $0.onOutageStart = start }
+    }
+
+    func endOutage() {
+        box.withLockedValue { inner in
+            inner.outageActive = false
+            inner.counts.outageEnded = true
         }
     }
 
     /// Counts a connection; returns its number (1-based).
     func connectionAccepted() -> Int {
-        box.withLockedValue { counts in
-            counts.connections += 1
-            return counts.connections
+        box.withLockedValue { inner in
+            inner.counts.connections += 1
+            return inner.counts.connections
         }
+    }
+
+    /// Keeps how to drop connection `index`; false when an outage that drops connections is on
+    /// (the caller drops it at once).
+    func registerConnection(_ index: Int, drop: @escaping @Sendable () -> Void) -> Bool {
+        box.withLockedValue { inner in
+            if inner.outageActive, outage?.status == nil {
+                inner.counts.connectionsDroppedByOutage += 1
+                return false
+            }
+            inner.connections[index] = drop
+            return true
+        }
+    }
+
+    func unregisterConnection(_ index: Int) {
+        _ = box.withLockedValue { $0.connections.removeValue(forKey: index) }
     }
 }
 

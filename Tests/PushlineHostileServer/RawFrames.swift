@@ -48,12 +48,36 @@ enum RawFrames {
     /// literal without Huffman coding, not indexed), ending the stream, split into a HEADERS
     /// frame and CONTINUATION frames of at most 16,384 bytes (the default maximum frame size).
     static func oversizedHeaders(stream: Int32, name: String, valueBytes: Int) -> [UInt8] {
+        headers(stream: stream, fields: [(name, [UInt8](repeating: UInt8(ascii: "~"), count: valueBytes))])
+    }
+
+    /// `:status: 200` and fields of 4,000 bytes of "~" (`x-filler-N`) until the header list's
+    /// size (RFC 9113 §6.5.2: name + value + 32 per field, `:status` included) passes `limit` by
+    /// at least 1,024 bytes, ending the stream. Every field decodes; only the total is too large.
+    static func headerListOver(limit: Int, stream: Int32) -> [UInt8] {
+        var fields: [(String, [UInt8])] = []
+        var size = ":status".utf8.count + 3 + 32
+        while size <= limit + 1_024 {
+            let name = "x-filler-\(fields.count)"
+            fields.append((name, [UInt8](repeating: UInt8(ascii: "~"), count: 4_000)))
+            size += name.utf8.count + 4_000 + 32
+        }
+        return headers(stream: stream, fields: fields)
+    }
+
+    /// `:status: 200` and `fields` (literals without Huffman coding, not indexed, so the
+    /// client's HPACK table is untouched), ending the stream, split into a HEADERS frame and
+    /// CONTINUATION frames of at most 16,384 bytes (the default maximum frame size).
+    static func headers(stream: Int32, fields: [(name: String, value: [UInt8])]) -> [UInt8] {
         // Indexed field 8 of the static table is ":status: 200".
-        var block: [UInt8] = [0x88, 0x00]
-        block += integer(name.utf8.count, prefixBits: 7, firstByte: 0)
-        block += Array(name.utf8)
-        block += integer(valueBytes, prefixBits: 7, firstByte: 0)
-        block += [UInt8](repeating: UInt8(ascii: "~"), count: valueBytes)
+        var block: [UInt8] = [0x88]
+        for (name, value) in fields {
+            block.append(0x00)
+            block += integer(name.utf8.count, prefixBits: 7, firstByte: 0)
+            block += Array(name.utf8)
+            block += integer(value.count, prefixBits: 7, firstByte: 0)
+            block += value
+        }
         var frames: [UInt8] = []
         var offset = 0
         var first = true
