@@ -69,10 +69,10 @@ public struct TransportConfiguration: Sendable {
         if capacity == nil { self.capacity = defaultCapacity }
     }
 
-    /// The engine that really sends: libcurl when asked, for HTTP/1.1, or through a proxy.
+    /// The engine that really sends: libcurl when asked (the senders fold an environment proxy
+    /// into `engine`, `NO_PROXY` included), for HTTP/1.1, or through an explicit proxy.
     var effectiveEngine: TransportEngine {
-        if engine == .curl || allowsHTTP1 || proxy != nil { return .curl }
-        return ProxyEnvironment().proxy.isEmpty ? .nghttp2 : .curl
+        engine == .curl || allowsHTTP1 || proxy != nil ? .curl : .nghttp2
     }
 
     /// Transfers handed to curl at once.

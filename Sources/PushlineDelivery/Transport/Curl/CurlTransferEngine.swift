@@ -307,8 +307,17 @@ final class CurlTransferEngine: TransferEngine {
         set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferBytes)
         set(CURLOPT_BUFFERSIZE, Self.downloadBufferBytes)
         ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK
-        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROXY, proxyEnvironment.proxy) == CURLE_OK
-        ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, proxyEnvironment.noProxy) == CURLE_OK
+        if let proxy = configuration.proxy {
+            // The provider's `proxy:` key: this proxy for every host, the environment not read.
+            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROXY, proxy) == CURLE_OK
+            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, "") == CURLE_OK
+            if let path = caBundle.caInfo {
+                ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROXY_CAINFO, path) == CURLE_OK
+            }
+        } else {
+            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_PROXY, proxyEnvironment.proxy) == CURLE_OK
+            ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, proxyEnvironment.noProxy) == CURLE_OK
+        }
         if let path = caBundle.caInfo {
             ok = ok && ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, path) == CURLE_OK
         }

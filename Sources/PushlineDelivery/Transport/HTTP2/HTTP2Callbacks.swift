@@ -58,11 +58,21 @@ let http2ReadBody: nghttp2_data_source_read_callback = { _, _, _, length, flags,
 }
 
 /// A request's HEADERS went into the gathered write: it is on the wire once the socket takes it.
+/// A GOAWAY of ours means nghttp2 ended the session (a connection error it found, such as an
+/// answer's header block HPACK cannot decode, RFC 9113 §4.3): the connection closes once it is
+/// written.
 private let http2FrameSent: nghttp2_on_frame_send_callback = { _, frame, user in
     guard let connection = HTTP2Connection.from(user), let frame else { return 0 }
-    if frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), let stream = connection.streams[frame.pointee.hd.stream_id], !stream.gathered {
-        stream.gathered = true
-        connection.gatheredStreams.append(stream)
+    switch UInt32(frame.pointee.hd.type) {
+    case NGHTTP2_HEADERS.rawValue:
+        if let stream = connection.stream(frame.pointee.hd.stream_id), !stream.gathered {
+            stream.gathered = true
+            connection.gatheredStreams.append(stream)
+        }
+    case NGHTTP2_GOAWAY.rawValue:
+        connection.sentGoaway(errorCode: frame.pointee.goaway.error_code)
+    default:
+        break
     }
     return 0
 }
@@ -74,11 +84,11 @@ private let http2FrameReceived: nghttp2_on_frame_recv_callback = { session, fram
     switch UInt32(frame.pointee.hd.type) {
     case NGHTTP2_HEADERS.rawValue:
         if connection.headerBlockStream == id { connection.headerBlockStream = 0 }
-        if endStream, let stream = connection.streams[id], stream.status >= 200 { stream.complete = true }
+        if endStream, let stream = connection.stream(id), stream.status >= 200 { stream.complete = true }
     case NGHTTP2_DATA.rawValue:
-        if endStream, let stream = connection.streams[id], stream.status >= 200 { stream.complete = true }
+        if endStream, let stream = connection.stream(id), stream.status >= 200 { stream.complete = true }
     case NGHTTP2_RST_STREAM.rawValue:
-        connection.streams[id]?.peerResetCode = frame.pointee.rst_stream.error_code
+        connection.stream(id)?.peerResetCode = frame.pointee.rst_stream.error_code
     case NGHTTP2_GOAWAY.rawValue:
         let last = frame.pointee.goaway.last_stream_id
         connection.goawayLastStreamID = Swift.min(connection.goawayLastStreamID ?? last, last)
@@ -98,7 +108,7 @@ private let http2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, u
     guard let connection = HTTP2Connection.from(user), let frame else { return 0 }
     let id = frame.pointee.hd.stream_id
     connection.headerBlockStream = id
-    if let stream = connection.streams[id] {
+    if let stream = connection.stream(id) {
         stream.headersBegun = true
         stream.headerListBytes = 0
     }
@@ -107,7 +117,7 @@ private let http2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, u
 
 private let http2Header: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, user in
     guard let connection = HTTP2Connection.from(user), let frame, let name, let value,
-          let stream = connection.streams[frame.pointee.hd.stream_id] else { return 0 }
+          let stream = connection.stream(frame.pointee.hd.stream_id) else { return 0 }
     // RFC 9113 §6.5.2's measure: name, value and 32 bytes per field.
     stream.headerListBytes &+= nameLength &+ valueLength &+ 32
     if stream.headerListBytes > NGHTTP2TransferEngine.maxAnswerHeaderListBytes {
@@ -130,14 +140,21 @@ private let http2Header: nghttp2_on_header_callback = { _, frame, name, nameLeng
     return 0
 }
 
-/// A field nghttp2 finds invalid (a control byte in a value, blanks around it) is not a reason
-/// to lose the answer: it is read leniently or dropped (`capture`).
+/// A field nghttp2 finds invalid: NUL, CR or LF reject the answer; any other fault (another
+/// control byte, blanks around the value) is not a reason to lose it: the field is read
+/// leniently or dropped (`capture`), so a `Retry-After` that does not parse is ignored.
 private let http2InvalidHeader: nghttp2_on_invalid_header_callback = { _, frame, name, nameLength, value, valueLength, _, user in
     guard let connection = HTTP2Connection.from(user), let frame, let name, let value,
-          let stream = connection.streams[frame.pointee.hd.stream_id] else { return 0 }
+          let stream = connection.stream(frame.pointee.hd.stream_id) else { return 0 }
     stream.headerListBytes &+= nameLength &+ valueLength &+ 32
     if stream.headerListBytes > NGHTTP2TransferEngine.maxAnswerHeaderListBytes {
         stream.problem = .headerListTooLarge
+        return temporalFailure
+    }
+    // NUL, CR or LF make the answer malformed (RFC 9113 §8.2.1): it is rejected, alone.
+    let bytes = UnsafeBufferPointer(start: value, count: valueLength)
+    if bytes.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) || UnsafeBufferPointer(start: name, count: nameLength).contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) {
+        stream.problem = .badHeaderBytes
         return temporalFailure
     }
     connection.engine.capture(
@@ -148,7 +165,7 @@ private let http2InvalidHeader: nghttp2_on_invalid_header_callback = { _, frame,
 }
 
 private let http2DataChunk: nghttp2_on_data_chunk_recv_callback = { session, _, id, data, length, user in
-    guard let connection = HTTP2Connection.from(user), let data, let stream = connection.streams[id] else { return 0 }
+    guard let connection = HTTP2Connection.from(user), let data, let stream = connection.stream(id) else { return 0 }
     stream.bodyBytesSeen &+= length
     let limit = connection.engine.maxResponseBodyBytes
     let room = limit &- stream.body.count
@@ -163,7 +180,10 @@ private let http2DataChunk: nghttp2_on_data_chunk_recv_callback = { session, _, 
 }
 
 private let http2StreamClosed: nghttp2_on_stream_close_callback = { _, id, errorCode, user in
-    guard let connection = HTTP2Connection.from(user), let stream = connection.streams.removeValue(forKey: id) else { return 0 }
+    guard let connection = HTTP2Connection.from(user), let stream = connection.stream(id) else { return 0 }
+    connection.remove(stream)
+    // Cancelled (a timeout, shutdown): its response was made then.
+    if stream.finished { return 0 }
     let end: TransportStreamEnd
     if stream.complete {
         end = .answered

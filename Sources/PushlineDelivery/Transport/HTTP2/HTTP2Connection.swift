@@ -33,33 +33,51 @@ final class HTTP2Connection {
     private var writeBIO: OpaquePointer?
     private(set) var session: OpaquePointer?
 
-    /// Streams submitted and not yet closed, by id.
-    var streams: [Int32: HTTP2Stream] = [:]
+    /// Streams submitted and not yet closed by nghttp2 (a cancelled one stays until then: its
+    /// body may still be framed). Each knows its index here.
+    @exclusivity(unchecked) private(set) var streams: [HTTP2Stream] = []
     /// Plain HTTP/2 frames gathered this turn, encrypted at `flush`.
-    var frames: [UInt8] = []
+    @exclusivity(unchecked) var frames: [UInt8] = []
     /// Ciphertext not yet taken by the socket.
-    private var socketOut: [UInt8] = []
+    @exclusivity(unchecked) private var socketOut: [UInt8] = []
     private var socketOutSent = 0
     private var pollingWritable = false
     /// Streams whose HEADERS were gathered since the socket last took bytes.
-    var gatheredStreams: [HTTP2Stream] = []
+    @exclusivity(unchecked) var gatheredStreams: [HTTP2Stream] = []
 
     /// A GOAWAY's last-stream-id: streams above it were not processed; nothing new is started.
-    var goawayLastStreamID: Int32?
+    @exclusivity(unchecked) var goawayLastStreamID: Int32?
     /// The stream whose response header block is being decoded (0: none).
-    var headerBlockStream: Int32 = 0
+    @exclusivity(unchecked) var headerBlockStream: Int32 = 0
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, once known.
-    var remoteMaxStreams = Int.max
+    @exclusivity(unchecked) var remoteMaxStreams = Int.max
     /// Monotonic nanoseconds: the connect + handshake deadline, the last bytes read, a PING
     /// waiting for its ACK.
     private(set) var connectDeadline: UInt64
     private(set) var lastReadAt: UInt64
     private(set) var pingSentAt: UInt64?
     /// Set from inside a callback; acted on once nghttp2 has returned.
-    var failureFromCallback: TransportFailure?
+    @exclusivity(unchecked) var failureFromCallback: TransportFailure?
     /// The connection died because an answer's header block could not be decoded: the stream
     /// in `headerBlockStream` broke it.
     private var brokenByAnswer = false
+    /// nghttp2 ended the session with a GOAWAY of ours (its error code): close once written.
+    private(set) var endedBySession: UInt32?
+
+    /// nghttp2 wrote a GOAWAY (from its callback).
+    func sentGoaway(errorCode: UInt32) {
+        endedBySession = errorCode
+        if errorCode == UInt32(NGHTTP2_COMPRESSION_ERROR.rawValue), headerBlockStream != 0 { brokenByAnswer = true }
+    }
+
+    /// Why a session nghttp2 ended is over, once its GOAWAY is out (nil while it goes on).
+    var sessionEndedFailure: TransportFailure? {
+        guard let code = endedBySession, code != UInt32(NGHTTP2_NO_ERROR.rawValue) else { return nil }
+        if brokenByAnswer {
+            return TransportFailure(.connectionLost, "an answer's header block from \(origin.authorityText) could not be decoded (HPACK): the connection was closed")
+        }
+        return TransportFailure(.connectionLost, "HTTP/2 connection error towards \(origin.authorityText): \(HTTP2ErrorName.name(code))")
+    }
 
     init(token: UInt64, engine: NGHTTP2TransferEngine, origin: HTTP2Origin, addresses: [SocketAddress], now: UInt64, connectTimeout: UInt64) {
         self.token = token
@@ -78,7 +96,7 @@ final class HTTP2Connection {
 
     /// Streams this connection may still start.
     var room: Int {
-        guard state != .closed, goawayLastStreamID == nil else { return 0 }
+        guard state == .open, goawayLastStreamID == nil, !wantsSessionEnd else { return 0 }
         return Swift.max(0, Swift.min(engine.streamsPerConnection, remoteMaxStreams) - streams.count)
     }
 
@@ -279,7 +297,8 @@ final class HTTP2Connection {
         if id > 0 {
             stream.id = id
             stream.connection = self
-            streams[id] = stream
+            stream.connectionIndex = streams.count
+            streams.append(stream)
         }
         return id
     }
@@ -390,11 +409,28 @@ final class HTTP2Connection {
 
     // MARK: - Closing
 
-    /// Cancels one stream (a timeout or cancellation): RST_STREAM CANCEL, and its table entry
-    /// goes, so nghttp2's later close of it is ignored.
+    /// Cancels one stream (a timeout or cancellation): RST_STREAM CANCEL. The stream stays in
+    /// the table until nghttp2 closes it (its callbacks may still read it); its response is
+    /// the caller's.
     func cancel(_ stream: HTTP2Stream) {
-        streams[stream.id] = nil
         if let session, state == .open { _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, UInt32(NGHTTP2_CANCEL.rawValue)) }
+    }
+
+    /// The stream nghttp2 knows by `id` (its user data), if it is one of ours.
+    func stream(_ id: Int32) -> HTTP2Stream? {
+        guard let session, let pointer = nghttp2_session_get_stream_user_data(session, id) else { return nil }
+        return HTTP2Stream.from(pointer)
+    }
+
+    /// nghttp2 closed the stream: it leaves the table.
+    func remove(_ stream: HTTP2Stream) {
+        let index = stream.connectionIndex
+        guard index < streams.count, streams[index] === stream else { return }
+        let last = streams.removeLast()
+        if index < streams.count {
+            streams[index] = last
+            last.connectionIndex = index
+        }
     }
 
     /// Ends the connection: every stream still open gets its one end; frees TLS, nghttp2 and the
@@ -407,7 +443,8 @@ final class HTTP2Connection {
         }
         state = .closed
         var ends: [(HTTP2Stream, TransportStreamEnd)] = []
-        for (id, stream) in streams.sorted(by: { $0.key < $1.key }) {
+        for stream in streams.sorted(by: { $0.id < $1.id }) where !stream.finished {
+            let id = stream.id
             let end: TransportStreamEnd
             if stream.complete {
                 end = .answered
@@ -422,7 +459,7 @@ final class HTTP2Connection {
             }
             ends.append((stream, end))
         }
-        streams = [:]
+        streams = []
         gatheredStreams = []
         if let session { nghttp2_session_del(session) }
         session = nil
@@ -440,5 +477,14 @@ final class HTTP2Connection {
 
     static func errnoText(_ code: Int32) -> String {
         String(cString: strerror(code))
+    }
+}
+
+extension HTTP2Connection {
+    /// nghttp2 reads no more: the session is over (it is ending it for a connection error, or
+    /// both sides finished); what it still has to write is flushed before the close.
+    var wantsSessionEnd: Bool {
+        guard let session else { return false }
+        return endedBySession != nil || nghttp2_session_want_read(session) == 0
     }
 }

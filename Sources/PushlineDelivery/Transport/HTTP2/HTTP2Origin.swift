@@ -15,11 +15,18 @@ final class HTTP2Origin {
     /// A lookup of `host` is running.
     var resolving = false
 
+    /// `authority` where the `:authority` field points.
+    let authorityStorage: UnsafeMutablePointer<UInt8>
+
     init(host: String, port: Int, authority: [UInt8]) {
         self.host = host
         self.port = port
         self.authority = authority
+        authorityStorage = .allocate(capacity: Swift.max(authority.count, 1))
+        authorityStorage.initialize(from: authority, count: authority.count)
     }
+
+    deinit { authorityStorage.deallocate() }
 
     /// Parses `https://authority/…`: the origin's parts and where the path starts in `url`.
     static func parse(_ url: Substring.UTF8View) -> (host: String, port: Int, authority: [UInt8], pathStart: Int)? {

@@ -9,34 +9,37 @@ final class HTTP2Stream {
     unowned let origin: HTTP2Origin
 
     /// Its stream id once submitted on `connection` (0 before).
-    var id: Int32 = 0
-    var connection: HTTP2Connection?
+    @exclusivity(unchecked) var id: Int32 = 0
+    @exclusivity(unchecked) var connection: HTTP2Connection?
+    /// Where it is in its connection's table and in the engine's.
+    @exclusivity(unchecked) var connectionIndex = 0
+    @exclusivity(unchecked) var engineIndex = 0
     /// Its HEADERS frame was handed to TLS in the connection's current write.
-    var gathered = false
+    @exclusivity(unchecked) var gathered = false
     /// Some of the write that carried its HEADERS reached the socket: the server may have it.
-    var written = false
+    @exclusivity(unchecked) var written = false
 
-    var status = 0
+    @exclusivity(unchecked) var status = 0
     /// The final response's header block has begun arriving.
-    var headersBegun = false
+    @exclusivity(unchecked) var headersBegun = false
     /// END_STREAM arrived with a final status: answered.
-    var complete = false
-    var headerListBytes = 0
-    var captured: [[UInt8]?] = []
-    var body: [UInt8] = []
-    var bodyBytesSeen = 0
-    var bodyTruncated = false
+    @exclusivity(unchecked) var complete = false
+    @exclusivity(unchecked) var headerListBytes = 0
+    @exclusivity(unchecked) var captured: [[UInt8]?] = []
+    @exclusivity(unchecked) var body: [UInt8] = []
+    @exclusivity(unchecked) var bodyBytesSeen = 0
+    @exclusivity(unchecked) var bodyTruncated = false
     /// A limit of ours the answer broke: the stream was reset by us.
-    var problem: TransportAnswerProblem?
+    @exclusivity(unchecked) var problem: TransportAnswerProblem?
     /// RST_STREAM from the server, with its error code.
-    var peerResetCode: UInt32?
+    @exclusivity(unchecked) var peerResetCode: UInt32?
     /// The body's bytes nghttp2 has framed, and those copied to the connection's write.
-    var bodyFramed = 0
-    var bodyCopied = 0
+    @exclusivity(unchecked) var bodyFramed = 0
+    @exclusivity(unchecked) var bodyCopied = 0
     /// Where the path starts in `request.urlPrefix`.
-    var pathStart = 0
+    @exclusivity(unchecked) var pathStart = 0
     /// Its one response was made; later events about it are ignored.
-    var finished = false
+    @exclusivity(unchecked) var finished = false
 
     init(request: TransportRequest, deadline: UInt64?, origin: HTTP2Origin) {
         self.request = request

@@ -42,19 +42,19 @@ final class NGHTTP2TransferEngine: TransferEngine {
     private var origins: [String: HTTP2Origin] = [:]
     private var connections: [UInt64: HTTP2Connection] = [:]
     private var nextToken: UInt64 = 1
-    private var inFlight: [ObjectIdentifier: HTTP2Stream] = [:]
-    private var completed: [TransportResponse] = []
+    /// Requests taken and not yet answered, each knowing its index here.
+    @exclusivity(unchecked) private var inFlight: [HTTP2Stream] = []
+    @exclusivity(unchecked) private var completed: [TransportResponse] = []
     private var nextDeadline: UInt64 = .max
     private var connectionsOpened = 0
     var wireSends: UInt64 = 0
     /// The last request's URL prefix and what it parsed to: a lane's requests share one.
     private var cachedPrefix: String?
     private var cachedOrigin: (origin: HTTP2Origin, pathStart: Int)?
-    /// Where a request's header fields are laid out for `nghttp2_submit_request` (which copies
-    /// them).
-    private var fieldBytes: [UInt8] = []
-    private var fieldRanges: [(name: Range<Int>, value: Range<Int>)] = []
-    private var fields: [nghttp2_nv] = []
+    /// Where a request's fields are laid out for `nghttp2_submit_request` (which copies them).
+    private var scratch = HTTP2FieldScratch()
+    private var fieldBlocks: [ObjectIdentifier: HTTP2FieldBlock] = [:]
+    private var recentBlocks: (HTTP2FieldBlock?, HTTP2FieldBlock?) = (nil, nil)
 
     init(configuration: TransportConfiguration, trustAnchors: TrustAnchors?) throws(TransportError) {
         self.configuration = configuration
@@ -103,7 +103,8 @@ final class NGHTTP2TransferEngine: TransferEngine {
         let deadline = request.timeoutMilliseconds > 0 ? now &+ UInt64(request.timeoutMilliseconds) &* 1_000_000 : nil
         let stream = HTTP2Stream(request: request, deadline: deadline, origin: origin)
         stream.pathStart = pathStart
-        inFlight[ObjectIdentifier(stream)] = stream
+        stream.engineIndex = inFlight.count
+        inFlight.append(stream)
         if let deadline { nextDeadline = Swift.min(nextDeadline, deadline) }
         origin.pending.append(stream)
         schedule(origin, now: now)
@@ -146,6 +147,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
             if readable, connection.state != .closed, let failure = connection.readable(now: now) {
                 connectionFailed(connection, failure, now: now)
             }
+            endIfSessionOver(connection, now: now)
         }
         now = Self.now()
         handleResolved(now: now)
@@ -154,7 +156,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
     }
 
     func cancelAll(into completions: inout [TransportResponse]) {
-        for stream in Array(inFlight.values) {
+        for stream in inFlight {
             stream.connection?.cancel(stream)
             finish(stream, .cancelled, failure: nil)
         }
@@ -184,6 +186,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
         poller.close()
         readBuffer.deallocate()
         plainBuffer.deallocate()
+        scratch.deallocate()
     }
 
     // MARK: - Origins and connections
@@ -300,82 +303,97 @@ final class NGHTTP2TransferEngine: TransferEngine {
 
     private func flushAll(now: UInt64) {
         for connection in Array(connections.values) where connection.state != .closed && connection.state != .connecting {
-            if let failure = connection.flush() { connectionFailed(connection, failure, now: now) }
+            if let failure = connection.flush() {
+                connectionFailed(connection, failure, now: now)
+            } else {
+                endIfSessionOver(connection, now: now)
+            }
         }
+    }
+
+    /// nghttp2 ended the session itself (a connection error it found in what it read, such as
+    /// an answer HPACK cannot decode): its GOAWAY goes out, then the connection closes and its
+    /// streams end (the one whose answer broke it `.answerBrokeConnection`).
+    private func endIfSessionOver(_ connection: HTTP2Connection, now: UInt64) {
+        guard connection.state == .open, connection.wantsSessionEnd else { return }
+        let failure = connection.flush() ?? connection.sessionEndedFailure
+            ?? TransportFailure(.connectionLost, "the HTTP/2 session with \(connection.origin.authorityText) ended")
+        connectionFailed(connection, failure, now: now)
     }
 
     // MARK: - Streams
 
     private func submit(_ stream: HTTP2Stream, on connection: HTTP2Connection) {
-        layOutFields(of: stream, origin: connection.origin)
-        let id = fieldBytes.withUnsafeMutableBufferPointer { bytes -> Int32 in
-            guard let base = bytes.baseAddress else { return -1 }
-            fields.removeAll(keepingCapacity: true)
-            for range in fieldRanges {
-                fields.append(nghttp2_nv(
-                    name: base + range.name.lowerBound, value: base + range.value.lowerBound,
-                    namelen: range.name.count, valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
-                ))
-            }
-            return fields.withUnsafeMutableBufferPointer { connection.submit(stream, headers: $0) }
+        guard layOutFields(of: stream, origin: connection.origin) else {
+            finish(stream, .notSent, failure: TransportFailure(.other, "the request's header fields are too large"))
+            return
         }
+        let id = connection.submit(stream, headers: UnsafeMutableBufferPointer(start: scratch.fields, count: scratch.count))
         if id <= 0 {
             finish(stream, .notSent, failure: TransportFailure(.other, "nghttp2 refused the request: \(String(cString: nghttp2_strerror(id)))"))
         }
     }
 
-    /// The request's pseudo-headers and fields, names lower-cased (HTTP/2 requires it), in
-    /// `fieldBytes`.
-    private func layOutFields(of stream: HTTP2Stream, origin: HTTP2Origin) {
+    /// The request's fields in `scratch`: pseudo-headers, the path, the shared lines' fields
+    /// (laid out once per lines object), the per-request items, `content-length`.
+    private func layOutFields(of stream: HTTP2Stream, origin: HTTP2Origin) -> Bool {
         let request = stream.request
-        fieldBytes.removeAll(keepingCapacity: true)
-        fieldRanges.removeAll(keepingCapacity: true)
-        func add<Name: Sequence<UInt8>, Value: Sequence<UInt8>>(_ name: Name, _ value: Value, lowercase: Bool = false) {
-            let nameStart = fieldBytes.count
-            if lowercase {
-                for byte in name { fieldBytes.append((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) }
-            } else {
-                fieldBytes.append(contentsOf: name)
-            }
-            let valueStart = fieldBytes.count
-            fieldBytes.append(contentsOf: value)
-            fieldRanges.append((nameStart..<valueStart, valueStart..<fieldBytes.count))
+        scratch.reset()
+        guard scratch.fits(bytes: request.urlByteCount &+ 64, fields: 4) else { return false }
+        scratch.pseudoHeaders(method: request.method.name, authority: origin.authorityStorage, authorityLength: origin.authority.count)
+        let path = scratch.beginValue()
+        let pathStart = stream.pathStart
+        var prefix = request.urlPrefix
+        prefix.withUTF8 { scratch.write(UnsafeBufferPointer(rebasing: $0[Swift.min(pathStart, $0.count)...])) }
+        scratch.write(request.urlTarget)
+        if !request.urlSuffix.isEmpty {
+            var suffix = request.urlSuffix
+            suffix.withUTF8 { scratch.write($0) }
         }
-        add(":method".utf8, request.method.name.utf8)
-        add(":scheme".utf8, "https".utf8)
-        add(":authority".utf8, origin.authority)
-        let pathStart = fieldBytes.count
-        add(":path".utf8, request.urlPrefix.utf8.dropFirst(stream.pathStart))
-        fieldBytes.append(contentsOf: request.urlTarget)
-        fieldBytes.append(contentsOf: request.urlSuffix.utf8)
-        let pathValue = fieldRanges[fieldRanges.count - 1].value.lowerBound
-        if pathValue == fieldBytes.count { fieldBytes.append(UInt8(ascii: "/")) }
-        fieldRanges[fieldRanges.count - 1].value = pathValue..<fieldBytes.count
-        _ = pathStart
-        for line in request.headers.lines { addLine(line, add) }
-        request.forEachHeaderItem { name, value in add(name.utf8, value, lowercase: true) }
+        scratch.endPath(from: path)
+        let shared = fieldBlock(for: request.headers)
+        guard scratch.fits(bytes: 0, fields: shared.count) else { return false }
+        scratch.setCount(shared.append(to: scratch.fields, at: scratch.count))
+        var fits = true
+        request.forEachHeaderItem { name, value in
+            guard fits, scratch.fits(bytes: name.utf8.count &+ value.count) else {
+                fits = false
+                return
+            }
+            scratch.field(name: name, value: value)
+        }
+        guard fits else { return false }
         if let last = request.lastHeaders {
-            for line in last.lines { addLine(line, add) }
+            let block = fieldBlock(for: last)
+            guard scratch.fits(bytes: 0, fields: block.count) else { return false }
+            scratch.setCount(block.append(to: scratch.fields, at: scratch.count))
         }
         if request.method != .get {
-            add("content-length".utf8, String(request.body.count).utf8)
+            guard scratch.fits(bytes: 24) else { return false }
+            scratch.contentLength(request.body.count)
         }
+        return true
     }
 
-    /// A `name: value` line as a field; connection-specific names (not allowed in HTTP/2) and
-    /// `host` (`:authority` says it) are left out.
-    private func addLine(_ line: String, _ add: (Substring.UTF8View, Substring.UTF8View, Bool) -> Void) {
-        let utf8 = line.utf8
-        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")), colon != utf8.startIndex else { return }
-        let name = line[..<colon]
-        var valueStart = utf8.index(after: colon)
-        while valueStart < utf8.endIndex, utf8[valueStart] == UInt8(ascii: " ") || utf8[valueStart] == UInt8(ascii: "\t") {
-            valueStart = utf8.index(after: valueStart)
+    /// The field block of `lines`, made on first use: a lane's requests share a few lines
+    /// objects (its route's, its current credential's), so the last two are kept at hand and
+    /// the rest in a small cache.
+    private func fieldBlock(for lines: TransportHeaderLines) -> HTTP2FieldBlock {
+        if let block = recentBlocks.0, block.lines === lines { return block }
+        if let block = recentBlocks.1, block.lines === lines {
+            recentBlocks = (block, recentBlocks.0)
+            return block
         }
-        switch name.lowercased() {
-        case "host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "content-length": return
-        default: add(name.utf8, line[valueStart...].utf8, true)
+        let block: HTTP2FieldBlock
+        if let known = fieldBlocks[ObjectIdentifier(lines)] {
+            block = known
+        } else {
+            if fieldBlocks.count >= 64 { fieldBlocks.removeAll() }
+            block = HTTP2FieldBlock(lines)
+            fieldBlocks[ObjectIdentifier(lines)] = block
         }
+        recentBlocks = (block, recentBlocks.0)
+        return block
     }
 
     /// A captured response header's value, trimmed of surrounding blanks, when it is one we
@@ -405,7 +423,14 @@ final class NGHTTP2TransferEngine: TransferEngine {
     private func finish(_ stream: HTTP2Stream, _ end: TransportStreamEnd, failure: TransportFailure?) {
         guard !stream.finished else { return }
         stream.finished = true
-        inFlight[ObjectIdentifier(stream)] = nil
+        let index = stream.engineIndex
+        if index < inFlight.count, inFlight[index] === stream {
+            let last = inFlight.removeLast()
+            if index < inFlight.count {
+                inFlight[index] = last
+                last.engineIndex = index
+            }
+        }
         completed.append(stream.response(end, capturedNames: capturedNameStrings, failure: failure))
         stream.connection = nil
     }
@@ -413,7 +438,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
     /// Requests past their deadline end `.timedOut`: reset on the wire when they were started.
     private func expire(now: UInt64) {
         var next = UInt64.max
-        for stream in Array(inFlight.values) {
+        for stream in inFlight {
             guard let deadline = stream.deadline else { continue }
             guard deadline <= now else {
                 next = Swift.min(next, deadline)
