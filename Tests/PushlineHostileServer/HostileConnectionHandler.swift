@@ -22,6 +22,7 @@ final class HostileConnectionHandler: ChannelInboundHandler {
     private let dropper: ConnectionDropper
     private let fault: HostilePlan.ConnectionFault
     private let rules: [HostileRule]
+    private let closesOnClientError: Bool
     /// This connection's number (1-based, in the order accepted).
     private let connection: Int
     private var streams: [HTTP2StreamID: Stream] = [:]
@@ -50,8 +51,9 @@ final class HostileConnectionHandler: ChannelInboundHandler {
 
     init(
         state: HostileServerState, rawWriter: RawFrameWriter, dropper: ConnectionDropper, fault: HostilePlan.ConnectionFault,
-        warmUp: Int = 0, rules: [HostileRule] = [], connection: Int = 1
+        warmUp: Int = 0, rules: [HostileRule] = [], closesOnClientError: Bool = true, connection: Int = 1
     ) {
+        self.closesOnClientError = closesOnClientError
         self.state = state
         self.rawWriter = rawWriter
         self.dropper = dropper
@@ -78,6 +80,11 @@ final class HostileConnectionHandler: ChannelInboundHandler {
             if headers.endStream { complete(frame.streamID, context: context) }
         case .data(let data):
             if data.endStream { complete(frame.streamID, context: context) }
+        case .goAway(_, let errorCode, _) where errorCode != .noError && closesOnClientError:
+            // The client failed the connection (a header block it could not decode): as a
+            // real server does, close it (TLS close_notify, then FIN). A client that waited for
+            // more bytes from the server to notice its own dead session would otherwise hang.
+            context.close(promise: nil)
         case .settings(.settings(let settings)):
             for setting in settings where setting.parameter == .maxHeaderListSize {
                 clientMaxHeaderListSize = setting.value

@@ -72,7 +72,8 @@ public final class HostileHTTP2Server: Sendable {
                         try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: streams))
                         try pipeline.addHandler(
                             HostileConnectionHandler(
-                                state: state, rawWriter: raw, dropper: dropper, fault: fault, warmUp: plan.warmUp, rules: plan.rules, connection: index
+                                state: state, rawWriter: raw, dropper: dropper, fault: fault, warmUp: plan.warmUp, rules: plan.rules,
+                                closesOnClientError: plan.closesOnClientError, connection: index
                             )
                         )
                         let bound = NIOLoopBound(dropper, eventLoop: channel.eventLoop)

@@ -53,6 +53,11 @@ public struct HostilePlan: Sendable {
     public var rules: [HostileRule]
     /// A provider-wide outage: while it lasts it overrides `rules`, `fault` and the paths.
     public var outage: HostileOutage?
+    /// When the client sends GOAWAY with an error code (it failed the connection: a header
+    /// block it could not decode), the server closes the connection, as real servers do. False:
+    /// it ignores the GOAWAY and keeps the connection open forever, so a client that waits for
+    /// the server to close a session it ended itself hangs.
+    public var closesOnClientError = true
 
     public init(
         fault: ConnectionFault = .none, hostileConnections: Int = 1, maxConcurrentStreams: Int = 100, warmUp: Int = 0,
