@@ -237,14 +237,28 @@ final class HTTP2Connection {
         case .open:
             break
         }
+        // A connection the server closed is read to its end at once: nothing may wait for a
+        // later turn on a connection that is going.
+        pausing = !closedByPeer
+        defer { pausing = true }
         if let failure = decrypt() { return failure }
         if closedByPeer { return TransportFailure(.connectionLost, "\(origin.authorityText) closed the connection") }
         return nil
     }
 
-    /// Plaintext out of TLS, into nghttp2.
-    private func decrypt() -> TransportFailure? {
-        guard let ssl, let session else { return nil }
+    /// Plaintext out of TLS, into nghttp2, a slice at a time: once a turn's worth of streams
+    /// has ended, the rest waits in `pending` and the loop runs the lane's turn first, so the
+    /// requests that replace the answered ones reach the server while this side reads the rest
+    /// (the two sides work at once instead of taking turns).
+    func decrypt() -> TransportFailure? {
+        guard let ssl else { return nil }
+        if pendingCount > 0 {
+            let remaining = pendingCount
+            pendingCount = 0
+            let (failure, paused) = pending.withUnsafeBytes { feed($0.baseAddress!.advanced(by: pendingStart), remaining) }
+            if let failure { return failure }
+            if paused { return nil }
+        }
         while true {
             let buffer = engine.plainBuffer
             let got = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
@@ -254,17 +268,52 @@ final class HTTP2Connection {
                 if error == SSL_ERROR_ZERO_RETURN { return TransportFailure(.connectionLost, "\(origin.authorityText) closed the TLS session") }
                 return TransportFailure(.connectionLost, "TLS error from \(origin.authorityText): \(TLSClientContext.errorText())")
             }
-            let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), Int(got))
-            if let failure = failureFromCallback { return failure }
+            let (failure, paused) = feed(UnsafeRawPointer(buffer.baseAddress!), Int(got))
+            if let failure { return failure }
+            if paused { return nil }
+        }
+    }
+
+    /// Plaintext still to be given to nghttp2 (its first `pendingCount` bytes from
+    /// `pendingStart`).
+    private var pending: [UInt8] = []
+    private var pendingStart = 0
+    private(set) var pendingCount = 0
+
+    /// Whether `feed` may pause (not while a closed connection is read to its end).
+    private var pausing = true
+
+    /// Bytes nghttp2 reads between checks of how many streams have ended.
+    private static let sliceBytes = 1024
+
+    /// Gives nghttp2 `count` bytes from `bytes`, pausing (the rest kept) once the turn has
+    /// `NGHTTP2TransferEngine.completionsPerTurn` ended streams.
+    private func feed(_ bytes: UnsafeRawPointer, _ count: Int) -> (TransportFailure?, paused: Bool) {
+        guard let session else { return (nil, false) }
+        var offset = 0
+        while offset < count {
+            let slice = Swift.min(Self.sliceBytes, count - offset)
+            let taken = nghttp2_session_mem_recv(session, (bytes + offset).assumingMemoryBound(to: UInt8.self), slice)
+            if let failure = failureFromCallback { return (failure, false) }
             if taken < 0 {
                 let name = String(cString: nghttp2_strerror(Int32(taken)))
                 if Int32(taken) == NGHTTP2_ERR_HEADER_COMP.rawValue, headerBlockStream != 0 {
                     brokenByAnswer = true
-                    return TransportFailure(.connectionLost, "an answer's header block from \(origin.authorityText) could not be decoded (\(name))")
+                    return (TransportFailure(.connectionLost, "an answer's header block from \(origin.authorityText) could not be decoded (\(name))"), false)
                 }
-                return TransportFailure(.connectionLost, "HTTP/2 error from \(origin.authorityText): \(name)")
+                return (TransportFailure(.connectionLost, "HTTP/2 error from \(origin.authorityText): \(name)"), false)
+            }
+            offset += slice
+            if offset < count, pausing, engine.turnIsFull {
+                let rest = UnsafeRawBufferPointer(start: bytes + offset, count: count - offset)
+                pending.removeAll(keepingCapacity: true)
+                pending.append(contentsOf: rest)
+                pendingStart = 0
+                pendingCount = rest.count
+                return (nil, true)
             }
         }
+        return (nil, false)
     }
 
     /// The socket is writable: a connect finished, or the socket takes more ciphertext.

@@ -28,13 +28,15 @@ final class HTTP2Origin {
 
     deinit { authorityStorage.deallocate() }
 
-    /// Parses `https://authority/…`: the origin's parts and where the path starts in `url`.
-    static func parse(_ url: Substring.UTF8View) -> (host: String, port: Int, authority: [UInt8], pathStart: Int)? {
-        let scheme = "https://".utf8
-        guard url.count > scheme.count, url.prefix(scheme.count).elementsEqual(scheme, by: { Self.fold($0) == $1 }) else { return nil }
-        let rest = url.dropFirst(scheme.count)
-        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
-        let authority = Array(rest[..<authorityEnd])
+    /// Parses `https://authority/…`: the origin's parts and where the path starts in `url`;
+    /// nil when the authority does not end inside `url` (with `needsPathStart`) or is malformed.
+    static func parse(_ url: [UInt8], needsPathStart: Bool) -> (host: String, port: Int, authority: [UInt8], pathStart: Int)? {
+        let scheme = Array("https://".utf8)
+        guard url.count > scheme.count, zip(url.prefix(scheme.count), scheme).allSatisfy({ Self.fold($0) == $1 }) else { return nil }
+        let rest = url[scheme.count...]
+        let end = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }
+        if needsPathStart, end == nil { return nil }
+        let authority = Array(rest[..<(end ?? rest.endIndex)])
         guard !authority.isEmpty, authority.count <= 300, !authority.contains(UInt8(ascii: "@")) else { return nil }
         var hostBytes = authority[...]
         var port = 443

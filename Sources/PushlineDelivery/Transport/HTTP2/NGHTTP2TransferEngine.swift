@@ -22,6 +22,12 @@ final class NGHTTP2TransferEngine: TransferEngine {
     /// goes unanswered for `pingTimeout`.
     static let pingInterval: UInt64 = 30_000_000_000
     static let pingTimeout: UInt64 = 10_000_000_000
+    /// Streams ended in one turn before reading pauses for the lane's turn (`HTTP2Connection.decrypt`).
+    static let completionsPerTurn = 32
+
+    /// This turn has ended enough streams: reading pauses so the lane can start their
+    /// replacements.
+    var turnIsFull: Bool { completed.count >= Self.completionsPerTurn }
 
     let configuration: TransportConfiguration
     let poller: EventPoller
@@ -51,6 +57,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
     /// The last request's URL prefix and what it parsed to: a lane's requests share one.
     private var cachedPrefix: String?
     private var cachedOrigin: (origin: HTTP2Origin, pathStart: Int)?
+    private var lastOrigin: HTTP2Origin?
     /// Where a request's fields are laid out for `nghttp2_submit_request` (which copies them).
     private var scratch = HTTP2FieldScratch()
     private var fieldBlocks: [ObjectIdentifier: HTTP2FieldBlock] = [:]
@@ -135,6 +142,15 @@ final class NGHTTP2TransferEngine: TransferEngine {
     func wait(timeoutMilliseconds: Int32, into completions: inout [TransportResponse]) {
         var now = Self.now()
         flushAll(now: now)
+        // Answers read but not yet given to nghttp2 (a full turn paused them): on with them
+        // now that the turn's new requests are on their way.
+        for connection in Array(connections.values) where connection.pendingCount > 0 && connection.state == .open {
+            if let failure = connection.decrypt() {
+                connectionFailed(connection, failure, now: now)
+            } else {
+                endIfSessionOver(connection, now: now)
+            }
+        }
         take(into: &completions)
         guard completions.isEmpty else { return }
         let timeout = Swift.min(Int64(timeoutMilliseconds), millisecondsUntil(nextTimer(), from: now))
@@ -191,11 +207,29 @@ final class NGHTTP2TransferEngine: TransferEngine {
 
     // MARK: - Origins and connections
 
+    /// The request's origin and where its path starts in its URL (prefix, target and suffix
+    /// read as one). A lane's URL prefix names the origin (cached by the prefix); a Web Push
+    /// request's whole URL is its target, parsed per request.
     private func origin(of request: TransportRequest) -> (HTTP2Origin, Int)? {
         if let cachedPrefix, cachedPrefix == request.urlPrefix, let cachedOrigin {
-            return (cachedOrigin.origin, cachedOrigin.pathStart) }
-        let prefix = request.urlPrefix
-        guard let parsed = HTTP2Origin.parse(prefix[...].utf8) else { return nil }
+            return (cachedOrigin.origin, cachedOrigin.pathStart)
+        }
+        let prefix = Array(request.urlPrefix.utf8)
+        if let parsed = HTTP2Origin.parse(prefix, needsPathStart: true) {
+            let origin = origin(parsed)
+            cachedPrefix = request.urlPrefix
+            cachedOrigin = (origin, parsed.pathStart)
+            return (origin, parsed.pathStart)
+        }
+        var url = prefix
+        url.append(contentsOf: request.urlTarget)
+        url.append(contentsOf: request.urlSuffix.utf8)
+        guard let parsed = HTTP2Origin.parse(url, needsPathStart: false) else { return nil }
+        return (origin(parsed), parsed.pathStart)
+    }
+
+    private func origin(_ parsed: (host: String, port: Int, authority: [UInt8], pathStart: Int)) -> HTTP2Origin {
+        if let last = lastOrigin, last.port == parsed.port, last.host == parsed.host { return last }
         let key = "\(parsed.host):\(parsed.port)"
         let origin: HTTP2Origin
         if let known = origins[key] {
@@ -204,9 +238,8 @@ final class NGHTTP2TransferEngine: TransferEngine {
             origin = HTTP2Origin(host: parsed.host, port: parsed.port, authority: parsed.authority)
             origins[key] = origin
         }
-        cachedPrefix = prefix
-        cachedOrigin = (origin, parsed.pathStart)
-        return (origin, parsed.pathStart)
+        lastOrigin = origin
+        return origin
     }
 
     /// Starts waiting requests on connections with room; opens a connection when they have none
@@ -341,14 +374,20 @@ final class NGHTTP2TransferEngine: TransferEngine {
         scratch.reset()
         guard scratch.fits(bytes: request.urlByteCount &+ 64, fields: 4) else { return false }
         scratch.pseudoHeaders(method: request.method.name, authority: origin.authorityStorage, authorityLength: origin.authority.count)
+        // The path: the URL (prefix, target, suffix) after its first `pathStart` bytes.
         let path = scratch.beginValue()
-        let pathStart = stream.pathStart
+        var skip = stream.pathStart
         var prefix = request.urlPrefix
-        prefix.withUTF8 { scratch.write(UnsafeBufferPointer(rebasing: $0[Swift.min(pathStart, $0.count)...])) }
-        scratch.write(request.urlTarget)
+        prefix.withUTF8 { bytes in
+            scratch.write(UnsafeBufferPointer(rebasing: bytes[Swift.min(skip, bytes.count)...]))
+            skip -= Swift.min(skip, bytes.count)
+        }
+        let target = request.urlTarget
+        scratch.write(UnsafeRawBufferPointer(rebasing: target[Swift.min(skip, target.count)...]))
+        skip -= Swift.min(skip, target.count)
         if !request.urlSuffix.isEmpty {
             var suffix = request.urlSuffix
-            suffix.withUTF8 { scratch.write($0) }
+            suffix.withUTF8 { scratch.write(UnsafeBufferPointer(rebasing: $0[Swift.min(skip, $0.count)...])) }
         }
         scratch.endPath(from: path)
         let shared = fieldBlock(for: request.headers)
