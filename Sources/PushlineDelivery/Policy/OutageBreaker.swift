@@ -6,7 +6,10 @@
 ///
 /// - **Closed** (sending): outcomes are counted in a sliding window of `window` (ten buckets).
 ///   When at least `minimumOutcomes` outcomes fell in it and at least `failureFraction` of them
-///   were failures, the breaker opens.
+///   were failures, the breaker opens; so it does after `minimumOutcomes` failures in a row
+///   within one window, however healthy the window was before them (an outage that starts in the middle of a
+///   good run would otherwise need the window's successes outnumbered first, and every
+///   request in flight would spend its attempts meanwhile).
 /// - **Open** until an instant: nothing starts. The first pause is `initialPause`; each failed
 ///   probe doubles it, up to `maximumPause`.
 /// - **Half-open**: one probe at a time. A healthy answer closes the breaker (the window starts
@@ -103,6 +106,10 @@ public struct OutageBreaker: Sendable {
     private let bucketNanoseconds: Int64
     private var pause: Duration
     private var outageStart: DeliveryInstant?
+    /// Failures since the last healthy answer, all within one `window` of the first (closed
+    /// only).
+    private var failuresInARow = 0
+    private var runStartedAt = DeliveryInstant(nanoseconds: 0)
 
     public init(settings: Settings = Settings()) {
         self.settings = settings.sanitized
@@ -157,9 +164,19 @@ public struct OutageBreaker: Sendable {
         case .closed:
             guard outcome != .neutral else { return nil }
             add(failure: outcome == .failure, now: now)
-            guard outcome == .failure else { return nil }
+            guard outcome == .failure else {
+                failuresInARow = 0
+                return nil
+            }
+            if failuresInARow == 0 || now.duration(since: runStartedAt) > settings.window {
+                failuresInARow = 0
+                runStartedAt = now
+            }
+            failuresInARow &+= 1
             let (failures, outcomes) = windowCounts(now: now)
-            guard outcomes >= settings.minimumOutcomes, Double(failures) >= settings.failureFraction * Double(outcomes) else { return nil }
+            let mostlyFailing = outcomes >= settings.minimumOutcomes && Double(failures) >= settings.failureFraction * Double(outcomes)
+            guard mostlyFailing || failuresInARow >= settings.minimumOutcomes else { return nil }
+            failuresInARow = 0
             outages &+= 1
             outageStart = now
             pause = settings.initialPause
@@ -192,6 +209,7 @@ public struct OutageBreaker: Sendable {
         let outage = now.duration(since: outageStart ?? now)
         state = .closed
         outageStart = nil
+        failuresInARow = 0
         pause = settings.initialPause
         buckets = Array(repeating: Bucket(), count: Self.bucketCount)
         return .closed(outage: outage)

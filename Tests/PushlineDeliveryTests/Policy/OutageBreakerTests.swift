@@ -43,6 +43,23 @@ struct OutageBreakerTests {
         #expect(mixed.record(.failure, probe: false, now: Self.t0) == .opened(failures: 20, outcomes: 25, pause: .seconds(1)))
     }
 
+    @Test("an outage in the middle of a good run opens it after 20 failures in a row, though the window's successes outnumber them")
+    func outageAfterAGoodRun() {
+        var breaker = OutageBreaker()
+        // 100 answers, then the provider fails everything: within the same 10 s, 20 failures
+        // are 17 % of the window, yet they are an outage.
+        Self.record(&breaker, .healthy, count: 100, at: Self.t0)
+        #expect(Self.record(&breaker, .failure, count: 19, at: Self.at(0.5)).isEmpty)
+        #expect(breaker.record(.failure, probe: false, now: Self.at(0.5)) == .opened(failures: 20, outcomes: 120, pause: .seconds(1)))
+        // One healthy answer among them starts the count again.
+        var mixed = OutageBreaker()
+        Self.record(&mixed, .healthy, count: 100, at: Self.t0)
+        Self.record(&mixed, .failure, count: 19, at: Self.at(0.5))
+        Self.record(&mixed, .healthy, count: 1, at: Self.at(0.5))
+        #expect(Self.record(&mixed, .failure, count: 19, at: Self.at(0.6)).isEmpty)
+        #expect(mixed.state == .closed)
+    }
+
     @Test("neutral outcomes (refused, cancelled) do not count, and a healthy one never opens it")
     func neutralAndHealthy() {
         var breaker = OutageBreaker()
