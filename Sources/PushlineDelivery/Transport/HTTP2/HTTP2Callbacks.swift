@@ -118,12 +118,7 @@ private let http2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, u
 private let http2Header: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, user in
     guard let connection = HTTP2Connection.from(user), let frame, let name, let value,
           let stream = connection.stream(frame.pointee.hd.stream_id) else { return 0 }
-    // RFC 9113 §6.5.2's measure: name, value and 32 bytes per field.
-    stream.headerListBytes &+= nameLength &+ valueLength &+ 32
-    if stream.headerListBytes > NGHTTP2TransferEngine.maxAnswerHeaderListBytes {
-        stream.problem = .headerListTooLarge
-        return temporalFailure
-    }
+    guard stream.countField(nameLength: nameLength, valueLength: valueLength) else { return temporalFailure }
     let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
     let valueBytes = UnsafeRawBufferPointer(start: value, count: valueLength)
     if nameLength == 7, nameBytes.elementsEqual(":status".utf8) {
@@ -146,11 +141,7 @@ private let http2Header: nghttp2_on_header_callback = { _, frame, name, nameLeng
 private let http2InvalidHeader: nghttp2_on_invalid_header_callback = { _, frame, name, nameLength, value, valueLength, _, user in
     guard let connection = HTTP2Connection.from(user), let frame, let name, let value,
           let stream = connection.stream(frame.pointee.hd.stream_id) else { return 0 }
-    stream.headerListBytes &+= nameLength &+ valueLength &+ 32
-    if stream.headerListBytes > NGHTTP2TransferEngine.maxAnswerHeaderListBytes {
-        stream.problem = .headerListTooLarge
-        return temporalFailure
-    }
+    guard stream.countField(nameLength: nameLength, valueLength: valueLength) else { return temporalFailure }
     // NUL, CR or LF make the answer malformed (RFC 9113 §8.2.1): it is rejected, alone.
     let bytes = UnsafeBufferPointer(start: value, count: valueLength)
     if bytes.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) || UnsafeBufferPointer(start: name, count: nameLength).contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) {
@@ -205,4 +196,15 @@ private let http2StreamClosed: nghttp2_on_stream_close_callback = { _, id, error
     }
     connection.engine.streamEnded(stream, end)
     return 0
+}
+
+extension HTTP2Stream {
+    /// Adds one field of the answer to its header list (RFC 9113 §6.5.2's measure: name, value
+    /// and 32 bytes); false, with the problem noted, once the list is over our limit.
+    fileprivate func countField(nameLength: Int, valueLength: Int) -> Bool {
+        headerListBytes &+= nameLength &+ valueLength &+ 32
+        guard headerListBytes > NGHTTP2TransferEngine.maxAnswerHeaderListBytes else { return true }
+        problem = .headerListTooLarge
+        return false
+    }
 }
