@@ -75,7 +75,7 @@ final class HTTP2Stream {
             slot: request.slot, result: result, status: end == .answered ? status : 0, headers: headers, body: body,
             bodyTruncated: bodyTruncated, curlCode: 0, mayHaveBeenDelivered: processed, httpVersion: written ? 3 : 0,
             wireSends: written ? 1 : 0, provenUnprocessed: !processed,
-            curlErrorDetail: nil, end: end, failure: end == .answered ? nil : failure ?? Self.failure(for: end)
+            curlErrorDetail: nil, end: end, failure: end == .answered || end == .cancelled ? nil : failure ?? Self.failure(for: end)
         )
     }
 
@@ -87,7 +87,8 @@ final class HTTP2Stream {
         case .answerRejected(let problem): TransportFailure(.other, "the answer broke a limit: \(problem)")
         case .answerBrokeConnection: TransportFailure(.connectionLost, "the answer's header block could not be decoded (HPACK): its connection was closed")
         case .notSent: TransportFailure(.other, "not sent")
-        case .answered, .cancelled: TransportFailure(.other, "")
+        // Never asked for: an answer and a cancellation carry no failure.
+        case .answered, .cancelled: TransportFailure(.other, "no failure")
         }
     }
 }
