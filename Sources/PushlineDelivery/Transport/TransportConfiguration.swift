@@ -110,6 +110,11 @@ public struct TransportConfiguration: Sendable {
         guard pinnedAddresses.count <= 16, pinnedAddresses.allSatisfy({ $0.utf8.count <= 1024 && !TransportHeaderLines.holdsControl($0.utf8) }) else {
             throw TransportError.invalidConfiguration("pinned addresses: at most 16 entries of at most 1024 bytes, no control characters")
         }
+        // The pipeline reader checks a `proxy:` key's shape; a transport built in code gets the
+        // same bound before the string reaches libcurl.
+        if let proxy, proxy.isEmpty || proxy.utf8.count > 1024 || proxy.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }) {
+            throw TransportError.invalidConfiguration("proxy: 1...1024 bytes without spaces or control characters")
+        }
         guard (0...600_000).contains(connectTimeoutMilliseconds) else {
             throw TransportError.invalidConfiguration("connect timeout must be 0...600000 ms, got \(connectTimeoutMilliseconds)")
         }

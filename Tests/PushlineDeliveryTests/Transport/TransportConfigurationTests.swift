@@ -20,6 +20,35 @@ struct TransportConfigurationTests {
         #expect(throws: TransportError.self) { try HTTP2Transport(configuration) }
     }
 
+    @Test("a proxy that is empty, over 1024 bytes, or holds a space, CR, LF or NUL is refused before libcurl sees it", arguments: [
+        "", String(repeating: "p", count: 1025), "http://proxy.example:3128\r\nX-Injected: 1", "http://proxy\0.example", "http://a b:1",
+    ])
+    func malformedProxiesAreRefused(proxy: String) {
+        var configuration = TransportConfiguration()
+        configuration.proxy = proxy
+        #expect(throws: TransportError.self) { try configuration.validated() }
+        configuration.proxy = "http://proxy.example:3128"
+        #expect(throws: Never.self) { try configuration.validated() }
+    }
+
+    @Test("a Web Push URL is matched to the last origin byte for byte (scheme case-folded), else parsed anew")
+    func webPushOriginsAreMatchedWithoutParsing() throws {
+        let origin = HTTP2Origin(host: "push.example", port: 8443, authority: Array("push.example:8443".utf8))
+        func start(_ url: String) -> Int? {
+            Array(url.utf8).withUnsafeBytes { NGHTTP2TransferEngine.pathStart(of: $0, ifAt: origin) }
+        }
+        #expect(start("https://push.example:8443/wpush/v2/abc") == 25)
+        #expect(start("HTTPS://push.example:8443?x") == 25)
+        // Another port, host, scheme, no path, a longer authority, or a shorter URL: no match.
+        #expect(start("https://push.example:8444/a") == nil)
+        #expect(start("https://push.example.evil:8443/a") == nil)
+        #expect(start("http://push.example:8443/abc") == nil)
+        #expect(start("https://push.example:8443") == nil)
+        #expect(start("https://push.example:84431/a") == nil)
+        #expect(start("https://") == nil)
+        #expect(start("") == nil)
+    }
+
     @Test("the largest connections and streams a pipeline may ask for are what the transport accepts")
     func pipelineLimitsAreTheTransports() throws {
         let largest = TransportConfiguration(connections: SendingLimits.connections.upperBound, streamsPerConnection: SendingLimits.streamsPerConnection.upperBound)

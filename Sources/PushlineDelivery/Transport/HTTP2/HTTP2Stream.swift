@@ -75,20 +75,22 @@ final class HTTP2Stream {
             slot: request.slot, result: result, status: end == .answered ? status : 0, headers: headers, body: body,
             bodyTruncated: bodyTruncated, curlCode: 0, mayHaveBeenDelivered: processed, httpVersion: written ? 3 : 0,
             wireSends: written ? 1 : 0, provenUnprocessed: !processed,
-            curlErrorDetail: nil, end: end, failure: end == .answered || end == .cancelled ? nil : failure ?? Self.failure(for: end)
+            curlErrorDetail: nil, end: end, failure: Self.failure(for: end, given: failure)
         )
     }
 
-    private static func failure(for end: TransportStreamEnd) -> TransportFailure {
+    /// The failure a response carries: none for an answer or a cancellation, else what the
+    /// caller knew (the connection's failure) or what the end itself says.
+    private static func failure(for end: TransportStreamEnd, given: TransportFailure?) -> TransportFailure? {
         switch end {
-        case .refused: TransportFailure(.connectionLost, "the server refused the stream unprocessed")
-        case .resetByPeer(let code): TransportFailure(.connectionLost, "the server reset the stream (HTTP/2 error \(HTTP2ErrorName.name(code)))")
-        case .lost: TransportFailure(.connectionLost, "the connection was lost before an answer")
-        case .answerRejected(let problem): TransportFailure(.other, "the answer broke a limit: \(problem)")
-        case .answerBrokeConnection: TransportFailure(.connectionLost, "the answer's header block could not be decoded (HPACK): its connection was closed")
-        case .notSent: TransportFailure(.other, "not sent")
-        // Never asked for: an answer and a cancellation carry no failure.
-        case .answered, .cancelled: TransportFailure(.other, "no failure")
+        case .answered, .cancelled: nil
+        case .refused: given ?? TransportFailure(.connectionLost, "the server refused the stream unprocessed")
+        case .resetByPeer(let code): given ?? TransportFailure(.connectionLost, "the server reset the stream (HTTP/2 error \(HTTP2ErrorName.name(code)))")
+        case .lost: given ?? TransportFailure(.connectionLost, "the connection was lost before an answer")
+        case .answerRejected(let problem): given ?? TransportFailure(.other, "the answer broke a limit: \(problem)")
+        case .answerBrokeConnection:
+            given ?? TransportFailure(.connectionLost, "the answer's header block could not be decoded (HPACK): its connection was closed")
+        case .notSent: given ?? TransportFailure(.other, "not sent")
         }
     }
 }

@@ -221,11 +221,29 @@ final class NGHTTP2TransferEngine: TransferEngine {
             cachedOrigin = (origin, parsed.pathStart)
             return (origin, parsed.pathStart)
         }
+        // A Web Push lane's requests go to one push service: a URL that starts with the last
+        // origin's `https://authority/` is that origin, found without copying the URL.
+        if prefix.isEmpty, let last = lastOrigin, let start = Self.pathStart(of: request.urlTarget, ifAt: last) {
+            return (last, start)
+        }
         var url = prefix
         url.append(contentsOf: request.urlTarget)
         url.append(contentsOf: request.urlSuffix.utf8)
         guard let parsed = HTTP2Origin.parse(url, needsPathStart: false) else { return nil }
         return (origin(parsed), parsed.pathStart)
+    }
+
+    /// Where the path starts in `url` when it is `https://` + `origin`'s authority + `/` or
+    /// `?` (scheme case-folded, authority byte for byte as the origin was first written).
+    static func pathStart(of url: UnsafeRawBufferPointer, ifAt origin: HTTP2Origin) -> Int? {
+        let scheme = "https://".utf8
+        let end = scheme.count &+ origin.authority.count
+        guard url.count > end, url[end] == UInt8(ascii: "/") || url[end] == UInt8(ascii: "?") else { return nil }
+        for (index, byte) in scheme.enumerated() where (0x41...0x5A).contains(url[index]) ? url[index] | 0x20 != byte : url[index] != byte {
+            return nil
+        }
+        for (index, byte) in origin.authority.enumerated() where url[scheme.count &+ index] != byte { return nil }
+        return end
     }
 
     private func origin(_ parsed: (host: String, port: Int, authority: [UInt8], pathStart: Int)) -> HTTP2Origin {
