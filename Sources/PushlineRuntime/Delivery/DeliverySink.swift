@@ -192,9 +192,15 @@ public actor DeliverySink: RequestSink {
             while let next = pending.next(inLanes: pending.released - state.settledByLanes) {
                 let highest = next.requests.last.map(\.entry.line) ?? 0
                 if highest > state.horizon(lane: next.lane) {
-                    // A window's worth of this lane's requests ahead: one journal write per
-                    // window handed out, and a resume marks at most that many that never left.
-                    let ahead = max(highest, pending.highestLine(ofNext: pending.window, lane: next.lane))
+                    // Moving a horizon rewrites the journal. Done for each batch as it comes,
+                    // that was a hundred writes a second (a quarter of this thread's time), so
+                    // it waits until the lanes hold less than half the window (still far more
+                    // than their streams), then covers every waiting request of this lane the
+                    // window has room for: a write per half window or per batch window, and a
+                    // resume still marks at most a window that never left.
+                    let inLanes = pending.released - state.settledByLanes
+                    guard inLanes < pending.window / 2 || inputEnded else { break }
+                    let ahead = max(highest, pending.highestLine(ofNext: pending.window - max(0, inLanes), lane: next.lane))
                     if !state.extendHorizon(lane: next.lane, to: ahead) { break }
                 }
                 pending.removeFirst(next.requests.count)

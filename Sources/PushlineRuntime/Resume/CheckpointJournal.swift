@@ -91,9 +91,12 @@ extension CheckpointJournal {
     /// Replaces `folder`'s journal: a temporary file renamed over it (`OutputFile`), and with
     /// `sync` the file and the folder fsynced first.
     public func write(to folder: String, sync: Bool) throws(CheckpointError) {
+        try write(to: folder, sync: sync, encoder: Self.makeEncoder())
+    }
+
+    /// As `write(to:sync:)`, with an encoder the caller keeps (`RunCheckpointer`).
+    func write(to folder: String, sync: Bool, encoder: JSONEncoder) throws(CheckpointError) {
         let path = folder + "/" + Self.fileName
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         let body: Data
         do {
             body = try encoder.encode(self)
@@ -112,6 +115,13 @@ extension CheckpointJournal {
         } catch {
             throw CheckpointError(path: path, reason: error.description)
         }
+    }
+
+    /// The encoder of the journal's body: sorted keys, so equal journals are equal bytes.
+    static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
     }
 
     /// The journal in `folder`, nil when there is none.

@@ -48,6 +48,12 @@ final class RunCheckpointer {
     private var journal: CheckpointJournal
     private var lastDurable = ContinuousClock.now
     private(set) var failure: CheckpointError?
+    // A sending run rewrites the journal each time a lane's horizon moves (dozens of times a
+    // second at full speed): a formatter and an encoder made per write were a third of the
+    // sink thread's time (docs/benchmarks.md, issue 35). Both are confined to the sink's thread.
+    private let encoder = CheckpointJournal.makeEncoder()
+    private let timeFormatter = ISO8601DateFormatter()
+    private var writtenAtSecond = Int64.min
 
     init(plan: CheckpointPlan) {
         self.plan = plan
@@ -67,9 +73,14 @@ final class RunCheckpointer {
         journal.horizonLine = horizons.values.reduce(watermark, max)
         journal.counts = counts
         journal.files = files
-        journal.writtenAt = ISO8601DateFormatter().string(from: Date())
+        let now = Date()
+        let second = Int64(now.timeIntervalSince1970.rounded(.down))
+        if second != writtenAtSecond {
+            writtenAtSecond = second
+            journal.writtenAt = timeFormatter.string(from: now)
+        }
         do throws(CheckpointError) {
-            try journal.write(to: plan.folder, sync: sync)
+            try journal.write(to: plan.folder, sync: sync, encoder: encoder)
             if sync { lastDurable = .now }
         } catch {
             failure = error
