@@ -22,8 +22,14 @@ public final class HTTP2Transport: Sendable {
     init(_ configuration: TransportConfiguration, host: (any TransferLoopHost)?) throws(TransportError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
-        let anchors = try configuration.caFile.map { path throws(TransportError) in
-            try TrustAnchors(caFile: path, systemBundlePath: CurlGlobal.defaultCABundlePath)
+        // The combined bundle is libcurl's (TrustAnchors says why); the nghttp2 engine reads
+        // `ca_file` beside the system store itself.
+        let anchors = try configuration.caFile.flatMap { path throws(TransportError) -> TrustAnchors? in
+            guard configuration.effectiveEngine == .curl else {
+                _ = try TrustAnchors.readPEM(path)
+                return nil
+            }
+            return try TrustAnchors(caFile: path, systemBundlePath: CurlGlobal.defaultCABundlePath)
         }
         do {
             loop = try TransferLoop(configuration: configuration, trustAnchors: anchors)

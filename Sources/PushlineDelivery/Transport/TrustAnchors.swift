@@ -4,8 +4,9 @@ import Foundation
 ///
 /// Naming a CA file in place of the default would stop trusting the public roots, so we write
 /// one combined PEM file: the system bundle (the one libcurl was built with), then `ca_file`.
-/// Both engines load that file: the nghttp2 engine once into its OpenSSL context, the libcurl
-/// engine as `CURLOPT_CAINFO` (Transport/Curl/CABundleChoice.swift says why a file, not a blob).
+/// The libcurl engine loads that file as `CURLOPT_CAINFO` (Transport/Curl/CABundleChoice.swift
+/// says why a file, not a blob); the nghttp2 engine needs none: it loads `ca_file` into its
+/// OpenSSL context beside the system store (`TLSClientContext`).
 /// The file is private to the process (0600, exclusive create), and on Linux it has no name: it
 /// is unlinked as soon as it is open and read through `/proc/self/fd/N`, so a run killed with
 /// SIGKILL leaves nothing behind in the temporary directory. The descriptor is closed when the
@@ -41,7 +42,9 @@ final class TrustAnchors: Sendable {
         close(descriptor)
     }
 
-    private static func readPEM(_ path: String) throws(TransportError) -> [UInt8] {
+    /// `path`'s bytes, refused unless they hold a PEM certificate within 8 MiB: both engines
+    /// check `ca_file` so, with the same errors.
+    static func readPEM(_ path: String) throws(TransportError) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw TransportError.trustAnchors(path: path, problem: "cannot be read")
         }

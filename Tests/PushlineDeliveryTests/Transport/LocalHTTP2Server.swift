@@ -71,12 +71,12 @@ final class LocalHTTP2Server: @unchecked Sendable {
     deinit { stop() }
 
     /// Makes a self-signed certificate (P-256) valid for `subjectAltName`.
-    static func makeCertificate(key: String, certificate: String, subjectAltName: String) throws {
+    static func makeCertificate(key: String, certificate: String, subjectAltName: String, subject: String = "/CN=pushline-test") throws {
         let openssl = ChildProcess()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         openssl.arguments = [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=pushline-test",
+            "-keyout", key, "-out", certificate, "-days", "1", "-subj", subject,
             "-addext", "subjectAltName=\(subjectAltName)",
         ]
         openssl.standardOutput = FileHandle.nullDevice

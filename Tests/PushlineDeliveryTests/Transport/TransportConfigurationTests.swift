@@ -94,6 +94,44 @@ struct TransportConfigurationTests {
         #expect(status.st_mode & 0o777 == 0o600)
     }
 
+    /// The nghttp2 engine trusts `ca_file` besides the system store, read from a hashed
+    /// directory as handshakes need it (OpenSSL's own verification decides here).
+    @Test func theNGHTTP2EngineTrustsCAFileBesideAHashedSystemDirectory() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-ca-\(UUID().uuidString)")
+        let hashed = directory.appendingPathComponent("certs")
+        try FileManager.default.createDirectory(at: hashed, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let system = directory.appendingPathComponent("system.pem"), extra = directory.appendingPathComponent("extra.pem")
+        let stranger = directory.appendingPathComponent("stranger.pem")
+        for (name, file) in [("a", system), ("b", extra), ("c", stranger)] {
+            try LocalHTTP2Server.makeCertificate(key: directory.appendingPathComponent("\(name).key").path, certificate: file.path, subjectAltName: "DNS:\(name).example", subject: "/CN=pushline-\(name)")
+        }
+        #expect(!TLSClientContext.hasHashLinks(hashed.path))
+        // As c_rehash names it: the subject's hash, ".0".
+        let openssl = ChildProcess()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["x509", "-hash", "-noout", "-in", system.path]
+        let pipe = Pipe()
+        openssl.standardOutput = pipe
+        try openssl.run()
+        let hash = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(openssl.waitForExit().shellStatus == 0 && hash.count == 8, "openssl x509 -hash: \(hash)")
+        try FileManager.default.createSymbolicLink(atPath: hashed.appendingPathComponent("\(hash).0").path, withDestinationPath: system.path)
+        #expect(TLSClientContext.hasHashLinks(hashed.path))
+        let context = try TLSClientContext(caFile: extra.path, systemDirectory: hashed.path)
+        #expect(context.trusts(certificateAt: system.path))
+        #expect(context.trusts(certificateAt: extra.path))
+        #expect(!context.trusts(certificateAt: stranger.path))
+        // Without ca_file only the system store is trusted.
+        let plain = try TLSClientContext(caFile: nil, systemDirectory: hashed.path)
+        #expect(plain.trusts(certificateAt: system.path) && !plain.trusts(certificateAt: extra.path))
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/ssl/certs/ca-certificates.crt"), "needs Debian's ca-certificates"))
+    func debiansSystemDirectoryIsHashedSoRootsAreReadAsNeeded() {
+        #expect(TLSClientContext.hasHashLinks("/etc/ssl/certs"))
+    }
+
     /// A run killed with SIGKILL cannot clean up, so on Linux the combined bundle never has a
     /// name: the engines read it through the open descriptor.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "needs Linux's /proc/self/fd"))

@@ -1,28 +1,40 @@
 internal import CNGHTTP2
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One OpenSSL client context per engine: TLS 1.2 at least, ALPN offering `h2` only, peers
-/// verified against the system store (or the combined bundle `ca_file` made), partial writes
-/// allowed because the connection writes through a memory BIO.
+/// verified against the system store and `ca_file`, partial writes allowed because the
+/// connection writes through a memory BIO.
 final class TLSClientContext {
     let context: OpaquePointer
 
-    init(trustBundlePath: String?) throws(TransportError) {
+    /// `caFile`: PEM certificates trusted besides the system store (a provider's `ca_file`).
+    /// `systemDirectory`: a hashed certificate directory standing for the system store (tests);
+    /// nil: OpenSSL's own, as `SSL_CERT_DIR` and `SSL_CERT_FILE` say.
+    init(caFile: String?, systemDirectory: String? = nil) throws(TransportError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw TransportError.curlSetup("SSL_CTX_new failed: \(Self.errorText())")
         }
         self.context = context
         _ = cnghttp2_ssl_ctx_set_min_tls12(context)
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        let loaded: Int32
-        if let trustBundlePath {
-            loaded = SSL_CTX_load_verify_locations(context, trustBundlePath, nil)
-        } else {
-            loaded = SSL_CTX_set_default_verify_paths(context)
-        }
-        guard loaded == 1 else {
-            let text = Self.errorText()
+        do throws(TransportError) {
+            if let systemDirectory {
+                guard SSL_CTX_load_verify_dir(context, systemDirectory) == 1 else {
+                    throw TransportError.trustAnchors(path: systemDirectory, problem: "cannot be read")
+                }
+            } else {
+                try Self.trustSystemStore(context)
+            }
+            if let caFile {
+                guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
+                    throw TransportError.trustAnchors(path: caFile, problem: "holds no certificate OpenSSL can read (\(Self.errorText()))")
+                }
+            }
+        } catch {
             SSL_CTX_free(context)
-            throw TransportError.curlSetup("loading the trust store failed: \(text)")
+            throw error
         }
         // ALPN wire format: a length byte, then the protocol name.
         let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
@@ -31,6 +43,50 @@ final class TLSClientContext {
     }
 
     deinit { SSL_CTX_free(context) }
+
+    /// The system's roots. Where OpenSSL's certificate directory is hashed (`c_rehash`, as
+    /// Debian's ca-certificates keeps /etc/ssl/certs), a root is read from it when a handshake
+    /// needs it: loading the whole bundle instead costs 35–40 ms of CPU at every start, which
+    /// a shard pays per provider. With `SSL_CERT_FILE` set, or a directory without hash links,
+    /// OpenSSL's defaults (the bundle file and the directory) are loaded as they are.
+    private static func trustSystemStore(_ context: OpaquePointer) throws(TransportError) {
+        let directoryVariable = String(cString: X509_get_default_cert_dir_env())
+        let directory = getenv(directoryVariable).map { String(cString: $0) } ?? String(cString: X509_get_default_cert_dir())
+        let fileIsSet = getenv(String(cString: X509_get_default_cert_file_env())) != nil
+        if !fileIsSet, !directory.contains(":"), hasHashLinks(directory), SSL_CTX_load_verify_dir(context, directory) == 1 { return }
+        guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+            throw TransportError.curlSetup("loading the trust store failed: \(errorText())")
+        }
+    }
+
+    /// Whether the context's store verifies the first certificate in the PEM file at `path`, by
+    /// itself (tests: a self-signed root is trusted or it is not).
+    func trusts(certificateAt path: String) -> Bool {
+        guard let file = BIO_new_file(path, "r") else { return false }
+        defer { BIO_free(file) }
+        guard let certificate = PEM_read_bio_X509(file, nil, nil, nil) else { return false }
+        defer { X509_free(certificate) }
+        guard let verification = X509_STORE_CTX_new() else { return false }
+        defer { X509_STORE_CTX_free(verification) }
+        guard X509_STORE_CTX_init(verification, SSL_CTX_get_cert_store(context), certificate, nil) == 1 else { return false }
+        return X509_verify_cert(verification) == 1
+    }
+
+    /// Whether `directory` holds a subject-hash link (`5ad8a5d6.0`), which is how OpenSSL's
+    /// directory lookup finds a certificate.
+    static func hasHashLinks(_ directory: String) -> Bool {
+        guard let stream = opendir(directory) else { return false }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let found = withUnsafeBytes(of: entry.pointee.d_name) { raw -> Bool in
+                let name = raw.prefix { $0 != 0 }
+                return name.count == 10 && name[name.startIndex + 8] == UInt8(ascii: ".") && name.last == UInt8(ascii: "0")
+                    && name.prefix(8).allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+            }
+            if found { return true }
+        }
+        return false
+    }
 
     /// OpenSSL's last error on this thread, printable, and clears the queue.
     static func errorText() -> String {
