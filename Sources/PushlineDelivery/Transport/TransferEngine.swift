@@ -11,8 +11,9 @@ protocol TransferEngine: AnyObject {
     /// at most `timeoutMilliseconds`, and handles what arrived. Appends responses for requests
     /// that ended meanwhile.
     func wait(timeoutMilliseconds: Int32, into completions: inout [TransportResponse])
-    /// Takes a checked request. One that cannot start gets its response appended at once.
-    func start(_ request: TransportRequest, into completions: inout [TransportResponse])
+    /// Takes a checked request (moved in: a copy would retain each of its references). One that
+    /// cannot start gets its response appended at once.
+    func start(_ request: consuming TransportRequest, into completions: inout [TransportResponse])
     /// Ends every request in flight as `.cancelled` (appended).
     func cancelAll(into completions: inout [TransportResponse])
     /// Requests taken and not yet ended.

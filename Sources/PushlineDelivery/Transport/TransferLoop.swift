@@ -84,21 +84,25 @@ final class TransferLoop: @unchecked Sendable {
             let completions = batch
             batch.removeAll(keepingCapacity: true)
             let phase = account(completions, started: started)
-            let turn = host.turn(completions, transportCancelled: phase == .cancelling)
+            var turn = host.turn(completions, transportCancelled: phase == .cancelling)
             if turn.cancelInFlight, !cancelled {
                 cancelled = true
                 engine.cancelAll(into: &batch)
             }
-            for request in turn.start {
+            // Each request is moved to the engine (reversed, then taken from the end), not copied:
+            // a copy would retain and release each of its references.
+            started = turn.start.count
+            turn.start.reverse()
+            while let request = turn.start.popLast() {
                 // The host's own checks exclude these; the transport refuses them all the same.
                 do throws(TransportError) {
                     try HTTP2Transport.check(request)
-                    engine.start(request, into: &batch)
                 } catch {
                     batch.append(TransportResponse.unsent(request, failure: TransportFailure(.other, error.description)))
+                    continue
                 }
+                engine.start(request, into: &batch)
             }
-            started = turn.start.count
             if turn.ended, engine.inFlightCount == 0, batch.isEmpty { break }
             // Completions waiting (a start that failed, a cancel): another turn at once.
             if !batch.isEmpty { continue }

@@ -154,8 +154,14 @@ public final class TransportHeaderLines: @unchecked Sendable {
     }
 
     /// Whether `bytes` hold NUL, CR or LF: what would end a C string or split a header line.
+    /// A mask test per byte, no early exit: every request's URL and items go through it.
     static func holdsControl<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
-        bytes.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
+        var found: UInt32 = 0
+        for byte in bytes {
+            // Bits 0, 10 and 13: NUL, LF, CR; a byte of 14 or more shifts the mask to nothing.
+            found |= (0x2401 as UInt32) >> UInt32(Swift.min(byte, 31)) & 1
+        }
+        return found != 0
     }
 
     /// Copies `bytes` to `buffer` from `position`, which it advances (the caller made the room).

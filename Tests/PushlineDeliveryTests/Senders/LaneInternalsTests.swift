@@ -74,6 +74,23 @@ struct LaneInternalsTests {
         #expect(missing == "no_route")
     }
 
+    @Test("the per-request byte checks agree with RFC 3986's unreserved set and with NUL / LF / CR, for every byte")
+    func byteChecksAgreeWithTheirDefinitions() {
+        let unreserved = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+        for value in 0...255 {
+            let byte = UInt8(value)
+            let pair: [UInt8] = [UInt8(ascii: "a"), byte]
+            pair.withUnsafeBytes { bytes in
+                #expect(LaneRoutes.isPathSafe(bytes) == unreserved.contains(byte), "byte \(value)")
+                #expect(TransportHeaderLines.holdsControl(bytes) == [0, 0x0A, 0x0D].contains(byte), "byte \(value)")
+            }
+            #expect(LaneRoutes.isPathSafe(byte) == unreserved.contains(byte), "byte \(value)")
+        }
+        let token = Array(repeating: UInt8(ascii: "f"), count: 64) + [UInt8(ascii: "/")]
+        token.withUnsafeBytes { #expect(!LaneRoutes.isPathSafe($0) && LaneRoutes.isPathSafe(UnsafeRawBufferPointer(rebasing: $0.dropLast()))) }
+        #expect(LaneRoutes.isPathSafe(UnsafeRawBufferPointer(start: nil, count: 0)))
+    }
+
     @Test("a credential's authorization line is made once and shared by every request it signs")
     func sharedAuthorization() throws {
         var routes = LaneRoutes(table: TestCampaign.routes, provider: .apns, endpoint: nil)

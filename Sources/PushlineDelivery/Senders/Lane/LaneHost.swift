@@ -220,7 +220,10 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         turnResult.ended = machineEnded && inboxEmpty
         turnResult.timeoutMilliseconds = timeout(now: now)
         if let wireLog { writeWireRecords(to: wireLog) }
-        return turnResult
+        // Handed over, not shared: the loop moves the requests out of its own array.
+        var result = TransferLoopTurn()
+        swap(&result, &turnResult)
+        return result
     }
 
     /// Answers that prove their device was not delivered: a status other than 2xx (APNs, FCM,
@@ -236,8 +239,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     /// The turn's records, in one write, before the loop starts the turn's transfers: a device
     /// can be on the wire only once its start reached the kernel.
     private func writeWireRecords(to wireLog: any WireLog) {
-        for transfer in turnResult.start {
-            guard let entry = machine.inFlightEntry(slot: transfer.slot) else { continue }
+        for index in turnResult.start.indices {
+            guard let entry = machine.inFlightEntry(slot: turnResult.start[index].slot) else { continue }
             wireRecords.append(WireRecord(line: entry.line, device: entry.device, kind: .started))
         }
         guard !wireRecords.isEmpty else { return }
@@ -306,10 +309,12 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         }
     }
 
-    private func perform(_ actions: LaneStateMachine.Actions, now: DeliveryInstant) {
-        events.append(contentsOf: actions.events)
+    private func perform(_ actions: consuming LaneStateMachine.Actions, now: DeliveryInstant) {
+        // Moved, not copied, when there is nothing to add to: a copy retains every reference
+        // of every request and event.
+        if events.isEmpty { swap(&events, &actions.events) } else { events.append(contentsOf: actions.events) }
         for notice in actions.notices { logger?(notice) }
-        turnResult.start.append(contentsOf: actions.transfers)
+        if turnResult.start.isEmpty { swap(&turnResult.start, &actions.transfers) } else { turnResult.start.append(contentsOf: actions.transfers) }
         wakeAt = actions.wakeAt
         if actions.ended { machineEnded = true }
         for (check, credential) in actions.rejectedCredentials { askAbout(credential, check: check) }

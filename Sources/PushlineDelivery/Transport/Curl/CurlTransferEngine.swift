@@ -76,7 +76,7 @@ final class CurlTransferEngine: TransferEngine {
         curl_multi_poll(multi, nil, 0, timeoutMilliseconds, nil)
     }
 
-    func start(_ request: TransportRequest, into completions: inout [TransportResponse]) {
+    func start(_ request: consuming TransportRequest, into completions: inout [TransportResponse]) {
         startTransfer(request)
         takeBatch(into: &completions)
     }

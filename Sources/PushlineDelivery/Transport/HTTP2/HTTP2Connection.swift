@@ -21,8 +21,11 @@ final class HTTP2Connection {
     }
 
     let token: UInt64
-    unowned let engine: NGHTTP2TransferEngine
-    unowned let origin: HTTP2Origin
+    // Unowned without a check: the engine owns its origins (kept for its life) and its
+    // connections, and nghttp2 calls back only while the engine drives it. A checked `unowned`
+    // cost an atomic pair in every callback.
+    unowned(unsafe) let engine: NGHTTP2TransferEngine
+    unowned(unsafe) let origin: HTTP2Origin
     private(set) var state = State.connecting
     private var fd: Int32 = -1
     private var addresses: [SocketAddress]
@@ -90,8 +93,13 @@ final class HTTP2Connection {
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    static func from(_ pointer: UnsafeMutableRawPointer?) -> HTTP2Connection? {
-        pointer.map { Unmanaged<HTTP2Connection>.fromOpaque($0).takeUnretainedValue() }
+    /// Calls `body` with the connection a callback's user data names, borrowed: no retain and
+    /// release per callback (nghttp2 calls back several times per request). `otherwise` when
+    /// there is none.
+    @inline(__always)
+    static func with<Result>(_ pointer: UnsafeMutableRawPointer?, otherwise: Result, _ body: (HTTP2Connection) -> Result) -> Result {
+        guard let pointer else { return otherwise }
+        return Unmanaged<HTTP2Connection>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)
     }
 
     /// Streams this connection may still start.
@@ -469,6 +477,14 @@ final class HTTP2Connection {
     func stream(_ id: Int32) -> HTTP2Stream? {
         guard let session, let pointer = nghttp2_session_get_stream_user_data(session, id) else { return nil }
         return HTTP2Stream.from(pointer)
+    }
+
+    /// Calls `body` with stream `id`, borrowed (as `with(_:otherwise:_:)`); `otherwise` when it
+    /// is not one of ours.
+    @inline(__always)
+    func withStream<Result>(_ id: Int32, otherwise: Result, _ body: (HTTP2Stream) -> Result) -> Result {
+        guard let session, let pointer = nghttp2_session_get_stream_user_data(session, id) else { return otherwise }
+        return Unmanaged<HTTP2Stream>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)
     }
 
     /// nghttp2 closed the stream: it leaves the table.

@@ -6,7 +6,8 @@ final class HTTP2Stream {
     let request: TransportRequest
     /// Monotonic nanoseconds after which it ends `.timedOut`; nil for none.
     let deadline: UInt64?
-    unowned let origin: HTTP2Origin
+    /// The engine keeps its origins for its whole life (`HTTP2Connection.engine` says why unchecked).
+    unowned(unsafe) let origin: HTTP2Origin
 
     /// Its stream id once submitted on `connection` (0 before).
     @exclusivity(unchecked) var id: Int32 = 0
@@ -41,7 +42,7 @@ final class HTTP2Stream {
     /// Its one response was made; later events about it are ignored.
     @exclusivity(unchecked) var finished = false
 
-    init(request: TransportRequest, deadline: UInt64?, origin: HTTP2Origin) {
+    init(request: consuming TransportRequest, deadline: UInt64?, origin: HTTP2Origin) {
         self.request = request
         self.deadline = deadline
         self.origin = origin
@@ -51,6 +52,12 @@ final class HTTP2Stream {
 
     static func from(_ pointer: UnsafeMutableRawPointer) -> HTTP2Stream {
         Unmanaged<HTTP2Stream>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Calls `body` with the stream a data source names, borrowed (no retain and release).
+    @inline(__always)
+    static func with<Result>(_ pointer: UnsafeMutableRawPointer, _ body: (HTTP2Stream) -> Result) -> Result {
+        Unmanaged<HTTP2Stream>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)
     }
 
     /// The one response, in the words both engines use.

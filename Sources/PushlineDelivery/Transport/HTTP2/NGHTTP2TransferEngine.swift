@@ -37,7 +37,10 @@ final class NGHTTP2TransferEngine: TransferEngine {
     private let resolver: AddressResolver
     let streamsPerConnection: Int
     let maxResponseBodyBytes: Int
-    private let capturedNames: [[UInt8]]
+    /// The lowercase names the lanes read, one after the other in `capturedNameBytes`: matched
+    /// against every answer field without touching an array per name.
+    private let capturedNameBytes: [UInt8]
+    private let capturedNameSpans: [(start: Int, count: Int)]
     private let capturedNameStrings: [String]
     private let maxHeaderValueBytes: Int
     private let connectTimeout: UInt64
@@ -67,7 +70,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
         self.configuration = configuration
         poller = try EventPoller()
         do {
-            tls = try TLSClientContext(trustBundlePath: trustAnchors?.bundlePath)
+            tls = try TLSClientContext(caFile: configuration.caFile)
         } catch {
             poller.close()
             throw error
@@ -85,7 +88,15 @@ final class NGHTTP2TransferEngine: TransferEngine {
         streamsPerConnection = configuration.streamsPerConnection
         maxResponseBodyBytes = configuration.maxResponseBodyBytes
         capturedNameStrings = configuration.capturedHeaderNames
-        capturedNames = configuration.capturedHeaderNames.map { Array($0.lowercased().utf8) }
+        var nameBytes: [UInt8] = []
+        var nameSpans: [(start: Int, count: Int)] = []
+        for name in configuration.capturedHeaderNames {
+            let lower = Array(name.lowercased().utf8)
+            nameSpans.append((nameBytes.count, lower.count))
+            nameBytes += lower
+        }
+        capturedNameBytes = nameBytes
+        capturedNameSpans = nameSpans
         maxHeaderValueBytes = configuration.maxHeaderValueBytes
         let connectMilliseconds = configuration.connectTimeoutMilliseconds > 0 ? configuration.connectTimeoutMilliseconds : 300_000
         connectTimeout = UInt64(connectMilliseconds) * 1_000_000
@@ -101,7 +112,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
 
     // MARK: - TransferEngine
 
-    func start(_ request: TransportRequest, into completions: inout [TransportResponse]) {
+    func start(_ request: consuming TransportRequest, into completions: inout [TransportResponse]) {
         guard let (origin, pathStart) = origin(of: request) else {
             completions.append(.unsent(request, failure: TransportFailure(.other, "the URL must be https://host[:port]/path")))
             return
@@ -388,31 +399,31 @@ final class NGHTTP2TransferEngine: TransferEngine {
     /// The request's fields in `scratch`: pseudo-headers, the path, the shared lines' fields
     /// (laid out once per lines object), the per-request items, `content-length`.
     private func layOutFields(of stream: HTTP2Stream, origin: HTTP2Origin) -> Bool {
-        let request = stream.request
+        // Read in place: a copy of the request would retain and release each of its references.
         scratch.reset()
-        guard scratch.fits(bytes: request.urlByteCount &+ 64, fields: 4) else { return false }
-        scratch.pseudoHeaders(method: request.method.name, authority: origin.authorityStorage, authorityLength: origin.authority.count)
+        guard scratch.fits(bytes: stream.request.urlByteCount &+ 64, fields: 4) else { return false }
+        scratch.pseudoHeaders(method: stream.request.method.name, authority: origin.authorityStorage, authorityLength: origin.authority.count)
         // The path: the URL (prefix, target, suffix) after its first `pathStart` bytes.
         let path = scratch.beginValue()
         var skip = stream.pathStart
-        var prefix = request.urlPrefix
+        var prefix = stream.request.urlPrefix
         prefix.withUTF8 { bytes in
             scratch.write(UnsafeBufferPointer(rebasing: bytes[Swift.min(skip, bytes.count)...]))
             skip -= Swift.min(skip, bytes.count)
         }
-        let target = request.urlTarget
+        let target = stream.request.urlTarget
         scratch.write(UnsafeRawBufferPointer(rebasing: target[Swift.min(skip, target.count)...]))
         skip -= Swift.min(skip, target.count)
-        if !request.urlSuffix.isEmpty {
-            var suffix = request.urlSuffix
+        if !stream.request.urlSuffix.isEmpty {
+            var suffix = stream.request.urlSuffix
             suffix.withUTF8 { scratch.write(UnsafeBufferPointer(rebasing: $0[Swift.min(skip, $0.count)...])) }
         }
         scratch.endPath(from: path)
-        let shared = fieldBlock(for: request.headers)
+        let shared = fieldBlock(for: stream.request.headers)
         guard scratch.fits(bytes: 0, fields: shared.count) else { return false }
         scratch.setCount(shared.append(to: scratch.fields, at: scratch.count))
         var fits = true
-        request.forEachHeaderItem { name, value in
+        stream.request.forEachHeaderItem { name, value in
             guard fits, scratch.fits(bytes: name.utf8.count &+ value.count) else {
                 fits = false
                 return
@@ -420,14 +431,14 @@ final class NGHTTP2TransferEngine: TransferEngine {
             scratch.field(name: name, value: value)
         }
         guard fits else { return false }
-        if let last = request.lastHeaders {
+        if let last = stream.request.lastHeaders {
             let block = fieldBlock(for: last)
             guard scratch.fits(bytes: 0, fields: block.count) else { return false }
             scratch.setCount(block.append(to: scratch.fields, at: scratch.count))
         }
-        if request.method != .get {
+        if stream.request.method != .get {
             guard scratch.fits(bytes: 24) else { return false }
-            scratch.contentLength(request.body.count)
+            scratch.contentLength(stream.request.body.count)
         }
         return true
     }
@@ -458,7 +469,12 @@ final class NGHTTP2TransferEngine: TransferEngine {
     /// invalid; a value that is only badly padded is still read, anything worse is dropped, so
     /// a `Retry-After` that does not parse is ignored and the answer stays an answer).
     func capture(name: UnsafeBufferPointer<UInt8>, value: UnsafeRawBufferPointer, into stream: HTTP2Stream, lenient: Bool = false) {
-        for (index, candidate) in capturedNames.enumerated() where candidate.count == name.count && candidate.elementsEqual(name) {
+        let index = capturedNameBytes.withUnsafeBufferPointer { names in
+            capturedNameSpans.firstIndex { span in
+                span.count == name.count && memcmp(names.baseAddress! + span.start, name.baseAddress!, span.count) == 0
+            }
+        }
+        if let index {
             var start = 0
             var end = value.count
             while start < end, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
@@ -466,7 +482,7 @@ final class NGHTTP2TransferEngine: TransferEngine {
             let trimmed = UnsafeRawBufferPointer(rebasing: value[start..<end])
             guard trimmed.count <= maxHeaderValueBytes else { return }
             if lenient, trimmed.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return }
-            if stream.captured.isEmpty { stream.captured = Array(repeating: nil, count: capturedNames.count) }
+            if stream.captured.isEmpty { stream.captured = Array(repeating: nil, count: capturedNameSpans.count) }
             stream.captured[index] = Array(trimmed)
             return
         }
