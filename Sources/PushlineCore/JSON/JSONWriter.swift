@@ -65,6 +65,8 @@ public struct JSONWriter: Sendable {
 
     /// Writes `"key":` for a key known at compile time (our own wire names: plain ASCII).
     public mutating func writeKey(_ key: StaticString) {
+        assert(UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount).allSatisfy { (0x20...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C },
+               "a static key must need no escaping")
         separator()
         bytes.append(UInt8(ascii: "\""))
         appendStatic(key)
@@ -73,7 +75,10 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
-    /// Writes `"key":` for a key from configuration or input, escaping it.
+    /// Writes `"key":` for a key from configuration or input, escaping it. Disfavoured, so a
+    /// literal key (`writeKey("line")`) takes the `StaticString` path above and is copied, not
+    /// scanned for escapes on every line written: that scan was most of a result line's cost.
+    @_disfavoredOverload
     public mutating func writeKey(_ key: String) {
         separator()
         appendQuoted(key)
