@@ -127,6 +127,34 @@ struct TransportConfigurationTests {
         #expect(plain.trusts(certificateAt: system.path) && !plain.trusts(certificateAt: extra.path))
     }
 
+    @Test func theSystemRootsAreReadLazilyOnlyWhereTheHashedDirectoryHoldsThemAll() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushline-ca-\(UUID().uuidString)")
+        let hashed = directory.appendingPathComponent("hashed"), plain = directory.appendingPathComponent("plain")
+        try FileManager.default.createDirectory(at: hashed, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: plain, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("bundle.pem"), other = directory.appendingPathComponent("other.pem")
+        try Data("bundle".utf8).write(to: bundle)
+        try Data("other".utf8).write(to: other)
+        try Data().write(to: hashed.appendingPathComponent("5ad8a5d6.0"))
+        try Data().write(to: plain.appendingPathComponent("root.pem"))
+        let link = directory.appendingPathComponent("link.pem")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: bundle.path)
+        func choice(file: URL?, directory: String?, defaultDirectory: URL = hashed) -> String? {
+            TLSClientContext.lazySystemDirectory(certFile: file?.path, certDirectory: directory, defaultFile: bundle.path, defaultDirectory: defaultDirectory.path)
+        }
+        #expect(choice(file: nil, directory: nil) == hashed.path)
+        // SSL_CERT_FILE naming the default bundle, even through a link: still lazy.
+        #expect(choice(file: link, directory: nil) == hashed.path)
+        // Another bundle, a missing one, a list of directories or an unhashed one: loaded whole.
+        #expect(choice(file: other, directory: nil) == nil)
+        #expect(choice(file: directory.appendingPathComponent("missing.pem"), directory: nil) == nil)
+        #expect(choice(file: nil, directory: "\(hashed.path):\(plain.path)") == nil)
+        #expect(choice(file: nil, directory: nil, defaultDirectory: plain) == nil)
+        #expect(choice(file: nil, directory: plain.path) == nil)
+        #expect(choice(file: nil, directory: hashed.path, defaultDirectory: plain) == hashed.path)
+    }
+
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/ssl/certs/ca-certificates.crt"), "needs Debian's ca-certificates"))
     func debiansSystemDirectoryIsHashedSoRootsAreReadAsNeeded() {
         #expect(TLSClientContext.hasHashLinks("/etc/ssl/certs"))

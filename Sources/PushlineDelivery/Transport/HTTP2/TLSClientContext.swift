@@ -47,16 +47,34 @@ final class TLSClientContext {
     /// The system's roots. Where OpenSSL's certificate directory is hashed (`c_rehash`, as
     /// Debian's ca-certificates keeps /etc/ssl/certs), a root is read from it when a handshake
     /// needs it: loading the whole bundle instead costs 35–40 ms of CPU at every start, which
-    /// a shard pays per provider. With `SSL_CERT_FILE` set, or a directory without hash links,
-    /// OpenSSL's defaults (the bundle file and the directory) are loaded as they are.
+    /// a shard pays per provider. With `SSL_CERT_FILE` naming another bundle, or a directory
+    /// without hash links, OpenSSL's defaults (the bundle file and the directory) are loaded as
+    /// they are.
     private static func trustSystemStore(_ context: OpaquePointer) throws(TransportError) {
-        let directoryVariable = String(cString: X509_get_default_cert_dir_env())
-        let directory = getenv(directoryVariable).map { String(cString: $0) } ?? String(cString: X509_get_default_cert_dir())
-        let fileIsSet = getenv(String(cString: X509_get_default_cert_file_env())) != nil
-        if !fileIsSet, !directory.contains(":"), hasHashLinks(directory), SSL_CTX_load_verify_dir(context, directory) == 1 { return }
+        let directory = lazySystemDirectory(
+            certFile: getenv(String(cString: X509_get_default_cert_file_env())).map { String(cString: $0) },
+            certDirectory: getenv(String(cString: X509_get_default_cert_dir_env())).map { String(cString: $0) },
+            defaultFile: String(cString: X509_get_default_cert_file()), defaultDirectory: String(cString: X509_get_default_cert_dir())
+        )
+        if let directory, SSL_CTX_load_verify_dir(context, directory) == 1 { return }
         guard SSL_CTX_set_default_verify_paths(context) == 1 else {
             throw TransportError.curlSetup("loading the trust store failed: \(errorText())")
         }
+    }
+
+    /// The hashed directory that holds every system root, given `SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR` (nil when unset) and OpenSSL's defaults; nil when the roots must be loaded
+    /// as OpenSSL's defaults say. `SSL_CERT_FILE` naming the distribution's own bundle (as many
+    /// images set it) adds no root the directory lacks: update-ca-certificates makes both from
+    /// one set. Another bundle, a directory list (`a:b`) or a directory without hash links
+    /// falls back.
+    static func lazySystemDirectory(certFile: String?, certDirectory: String?, defaultFile: String, defaultDirectory: String) -> String? {
+        if let certFile {
+            guard let chosen = realPath(certFile), chosen == realPath(defaultFile) else { return nil }
+        }
+        let directory = certDirectory ?? defaultDirectory
+        guard !directory.contains(":"), hasHashLinks(directory) else { return nil }
+        return directory
     }
 
     /// Whether the context's store verifies the first certificate in the PEM file at `path`, by
@@ -70,6 +88,12 @@ final class TLSClientContext {
         defer { X509_STORE_CTX_free(verification) }
         guard X509_STORE_CTX_init(verification, SSL_CTX_get_cert_store(context), certificate, nil) == 1 else { return false }
         return X509_verify_cert(verification) == 1
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Whether `directory` holds a subject-hash link (`5ad8a5d6.0`), which is how OpenSSL's
