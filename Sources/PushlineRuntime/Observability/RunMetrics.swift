@@ -5,15 +5,19 @@ public import CoreMetrics
 import Prometheus
 import Synchronization
 
-/// A run's metrics through swift-metrics, kept in a Prometheus registry of the run's own (never
-/// the process-wide `MetricsSystem`, so runs in one process do not mix) and written as a
-/// Prometheus text file for node_exporter's textfile collector (docs/observability.md).
+/// A run's metrics, kept in a Prometheus registry of the run's own (never the process-wide
+/// `MetricsSystem`, so runs in one process do not mix) and written as a Prometheus text file for
+/// node_exporter's textfile collector (docs/observability.md).
 ///
-/// Counters follow the run's counts: every export adds what each count grew by since the last one,
-/// so after the final export they equal `summary.json`. Label values are bounded: providers and
-/// outcomes are enums, and reasons pass `MetricReasons.label` (a fixed vocabulary, else `other`).
-/// Request latency is recorded by the delivery sink as requests settle (one uncontended lock, no
-/// allocation).
+/// Every family has `# HELP` and `# TYPE` (`families`), and every series carries `campaign` (the
+/// pipeline's `name`) and, in a shard, `shard` (`I/N`), so the files of several campaigns and
+/// shards on one node's collector never hold the same series. Counters follow the run's counts:
+/// every export adds what each count grew by since the last one, so after the final export they
+/// equal `summary.json`. Label values are bounded: providers and outcomes are enums, and reasons
+/// pass `MetricReasons.label` (a fixed vocabulary, else `other`); the campaign's name comes from
+/// the pipeline and is escaped by the registry (backslash, quote, line feed). Request latency is
+/// recorded by the delivery sink through swift-metrics' `Timer` as requests settle (one
+/// uncontended lock, no allocation).
 public final class RunMetrics: Sendable {
     public static let latencyMetric = "pushline_request_duration_seconds"
     /// Latency buckets: HTTP/2 push answers take milliseconds; retries and timeouts seconds.
@@ -23,27 +27,88 @@ public final class RunMetrics: Sendable {
         .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
     ]
 
+    /// A metric family: its type and its `# HELP` text. The help names nothing of a campaign or
+    /// shard: node_exporter refuses families whose help differs between two files.
+    public struct Family: Sendable {
+        public enum Kind: String, Sendable { case counter, gauge, histogram }
+        public let kind: Kind
+        /// The labels besides `campaign` and `shard`.
+        public let labels: [String]
+        public let help: String
+    }
+
+    /// Every family a run may write (docs/observability.md lists the same).
+    public static let families: [String: Family] = [
+        "pushline_devices_total": Family(kind: .counter, labels: ["provider", "outcome"], help: "Devices by provider (or unrouted) and outcome, as in summary.json's providers rows."),
+        "pushline_device_reasons_total": Family(kind: .counter, labels: ["outcome", "reason"], help: "Devices by outcome and reason, as in summary.json's *_by_reason counts (unknown reasons as other)."),
+        "pushline_devices_read_total": Family(kind: .counter, labels: [], help: "Devices found in routed audience lines."),
+        "pushline_lines_total": Family(kind: .counter, labels: ["kind"], help: "Audience lines by kind: read, blank, rejected."),
+        "pushline_possible_duplicates_total": Family(kind: .counter, labels: [], help: "Sent requests resent after an attempt that may have arrived."),
+        "pushline_requests_attempted_total": Family(kind: .counter, labels: ["provider"], help: "Requests put on the wire, retries included."),
+        "pushline_requests_retried_total": Family(kind: .counter, labels: ["provider"], help: "Requests retried."),
+        "pushline_rate_slowdowns_total": Family(kind: .counter, labels: ["provider"], help: "Throttling answers that halved the provider's rate."),
+        "pushline_rate_pauses_total": Family(kind: .counter, labels: ["provider"], help: "Pauses the provider asked for (Retry-After)."),
+        "pushline_connections_opened_total": Family(kind: .counter, labels: ["provider"], help: "Connections opened to the provider."),
+        "pushline_rate_per_second": Family(kind: .gauge, labels: ["provider"], help: "The provider's rate limit now, in requests per second."),
+        "pushline_requests_in_flight": Family(kind: .gauge, labels: ["provider"], help: "Requests on the wire to the provider."),
+        "pushline_provider_stopped": Family(kind: .gauge, labels: ["provider"], help: "1 once a configuration error stopped sending to the provider."),
+        "pushline_requests_in_lanes": Family(kind: .gauge, labels: [], help: "Requests handed to the sending lanes and not settled yet."),
+        "pushline_requests_retrying": Family(kind: .gauge, labels: [], help: "Requests waiting for a retry."),
+        latencyMetric: Family(kind: .histogram, labels: ["provider"], help: "Request latency in seconds, from the first submission to the final answer."),
+        "pushline_audience_bytes_read": Family(kind: .gauge, labels: [], help: "Audience bytes read so far (compressed bytes for a gzip file)."),
+        "pushline_audience_bytes": Family(kind: .gauge, labels: [], help: "The audience file's size in bytes (absent for standard input)."),
+        "pushline_run_seconds": Family(kind: .gauge, labels: [], help: "Seconds since the run started."),
+        "pushline_run_finished": Family(kind: .gauge, labels: [], help: "1 once the run has ended and this is its final report."),
+        "pushline_run_exit_code": Family(kind: .gauge, labels: [], help: "The run's exit code, once it has ended."),
+    ]
+
+    /// The labels every series starts with: `campaign`, and `shard` in a shard.
+    public static func runLabels(campaign: String, shard: AudienceShard?) -> [(String, String)] {
+        [("campaign", campaign)] + (shard.map { [("shard", $0.description)] } ?? [])
+    }
+
     private let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     private struct State {
+        /// `campaign` and `shard`: set once, before anything is recorded.
+        var runLabels: [(String, String)]?
         /// What each counter was raised to so far, by metric key.
         var exported: [String: Int64] = [:]
-        var counters: [String: CoreMetrics.Counter] = [:]
-        var gauges: [String: CoreMetrics.Gauge] = [:]
+        var counters: [String: Prometheus.Counter] = [:]
+        var gauges: [String: Prometheus.Gauge] = [:]
     }
 
-    public init() {
+    /// `campaign` and `shard` may be given later, once, with `label(campaign:shard:)` (the run
+    /// knows them once it starts).
+    public init(campaign: String? = nil, shard: AudienceShard? = nil) {
         registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets[Self.latencyMetric] = Self.latencyBuckets
-        self.factory = factory
+        state = Mutex(State(runLabels: campaign.map { Self.runLabels(campaign: $0, shard: shard) }))
     }
 
-    /// The provider's latency histogram (made once per provider, before the run sends).
+    /// Names the run every series belongs to; only the first call counts (the labels of a series
+    /// never change).
+    public func label(campaign: String, shard: AudienceShard?) {
+        state.withLock { state in
+            if state.runLabels == nil { state.runLabels = Self.runLabels(campaign: campaign, shard: shard) }
+        }
+    }
+
+    /// Whether the run's labels are known (nothing is recorded or written before).
+    public var labelled: Bool { state.withLock { $0.runLabels != nil } }
+
+    /// The provider's latency histogram (made once per provider, before the run sends, after
+    /// `label(campaign:shard:)`).
     public func latencyTimer(_ provider: Provider) -> CoreMetrics.Timer {
-        CoreMetrics.Timer(label: Self.latencyMetric, dimensions: [("provider", provider.rawValue)], factory: factory)
+        let labels = state.withLock { $0.runLabels ?? [] } + [("provider", provider.rawValue)]
+        let histogram = registry.makeDurationHistogram(descriptor: Self.descriptor(Self.latencyMetric), labels: labels, buckets: Self.latencyBuckets)
+        return CoreMetrics.Timer(label: Self.latencyMetric, dimensions: labels, handler: histogram)
+    }
+
+    /// The family's whole name (no unit appended) and its help.
+    static func descriptor(_ name: String) -> MetricNameDescriptor {
+        guard let family = families[name] else { preconditionFailure("\(name) is not in RunMetrics.families") }
+        return MetricNameDescriptor(metricName: name, unitName: "", helpText: family.help)
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {
@@ -83,8 +148,11 @@ public final class RunMetrics: Sendable {
         }
     }
 
+    /// Records `reading`; nothing before the run's labels are known (a series without them would
+    /// collide with another shard's).
     public func update(_ reading: Reading) {
         state.withLock { state in
+            guard state.runLabels != nil else { return }
             let counts = reading.counts
             for (name, count) in [("read", counts.lines), ("blank", counts.blankLines), ("rejected", counts.linesRejected)] {
                 raise(&state, "pushline_lines_total", [("kind", name)], to: count)
@@ -142,8 +210,9 @@ public final class RunMetrics: Sendable {
 
     /// Raises a counter to `value` (a count only grows; a smaller value is ignored).
     private func raise(_ state: inout State, _ name: String, _ labels: [(String, String)], to value: Int) {
+        let labels = (state.runLabels ?? []) + labels
         let key = key(name, labels)
-        let counter = Self.metric(&state.counters, key) { CoreMetrics.Counter(label: name, dimensions: labels, factory: factory) }
+        let counter = Self.metric(&state.counters, key) { registry.makeCounter(descriptor: Self.descriptor(name), labels: labels) }
         let previous = state.exported[key] ?? 0
         let target = Int64(clamping: value)
         if target > previous { counter.increment(by: target - previous) }
@@ -151,8 +220,9 @@ public final class RunMetrics: Sendable {
     }
 
     private func set(_ state: inout State, _ name: String, _ labels: [(String, String)], to value: Double) {
+        let labels = (state.runLabels ?? []) + labels
         let key = key(name, labels)
-        Self.metric(&state.gauges, key) { CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory) }.record(value)
+        Self.metric(&state.gauges, key) { registry.makeGauge(descriptor: Self.descriptor(name), labels: labels) }.set(to: value)
     }
 
     /// The metric under `key`, made on first use.
@@ -164,6 +234,28 @@ public final class RunMetrics: Sendable {
     }
 
     // MARK: The file
+
+    /// The file a run writes in a folder named by `--metrics-file`:
+    /// `pushline-<campaign>.prom`, `pushline-<campaign>-shard-<I>-of-<N>.prom` in a shard, so the
+    /// shards and campaigns sharing one node's textfile collector folder never replace each
+    /// other's file. A pipeline's `name` is one path segment of ASCII letters, digits, `-`, `.`,
+    /// `_` and `~` already; anything else would become `_`, and the name is cut to 100 bytes.
+    public static func fileName(campaign: String, shard: AudienceShard?) -> String {
+        var name = ""
+        for scalar in campaign.unicodeScalars.prefix(100) {
+            let keep = scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "._-~".unicodeScalars.contains(scalar))
+            name.unicodeScalars.append(keep ? scalar : "_")
+        }
+        if let shard { name += "-shard-\(shard.index)-of-\(shard.count)" }
+        return "pushline-\(name.isEmpty ? "campaign" : name).prom"
+    }
+
+    /// The path `--metrics-file` means: a folder (one that exists, or a path ending in `/`) gets
+    /// `fileName(campaign:shard:)` in it; anything else is the file itself.
+    public static func filePath(_ option: String, campaign: String, shard: AudienceShard?, isFolder: (String) -> Bool) -> String {
+        guard option.hasSuffix("/") || isFolder(option) else { return option }
+        return (option.hasSuffix("/") ? option : option + "/") + fileName(campaign: campaign, shard: shard)
+    }
 
     /// The Prometheus text exposition of every metric.
     public func exposition() -> [UInt8] { registry.emitToBuffer() }

@@ -1,4 +1,5 @@
 public import Logging
+import Foundation
 import PushlineIO
 import PushlineDelivery
 
@@ -85,17 +86,22 @@ public final class RunObservation: Sendable {
                 }
             })
         }
-        let metricsWriter = settings.metricsFile.flatMap { path in observer.metrics.map { MetricsWriter(path: path, metrics: $0, logger: logger) } }
+        let metricsWriter = settings.metricsFile.flatMap { path in observer.metrics.map { MetricsWriter(option: path, metrics: $0, logger: logger) } }
         if let metricsWriter {
             let interval = settings.metricsInterval
             tasks.append(Task { [self] in
                 while !Task.isCancelled {
+                    // The labels and the file's name need the campaign, which the run names first thing.
+                    guard let identity = observer.identified else {
+                        try? await Task.sleep(for: .milliseconds(10))
+                        continue
+                    }
                     let live = observer.live
                     await metricsWriter.write(RunMetrics.Reading(
                         counts: live.counts, compressedBytesRead: observer.compressedBytesRead, audienceBytes: observer.audienceBytes,
                         lanes: await observer.laneReports(), inLanes: live.inLanes, retrying: live.retrying,
                         seconds: Self.seconds(ContinuousClock.now - observer.started)
-                    ))
+                    ), identity: identity)
                     try? await Task.sleep(for: interval)
                 }
             })
@@ -104,12 +110,13 @@ public final class RunObservation: Sendable {
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
         liveLine?.clear()
-        if let metricsWriter {
-            // From the report: the same numbers as summary.json.
+        // From the report: the same numbers as summary.json. (A run names its campaign before
+        // anything else, so only a `run` that is no `CampaignRun` leaves no identity.)
+        if let metricsWriter, let identity = observer.identified {
             await metricsWriter.write(RunMetrics.Reading(
                 counts: report.counts, compressedBytesRead: report.source.compressedBytes, audienceBytes: observer.audienceBytes,
                 lanes: report.delivery.compactMap(\.lane), seconds: report.seconds, finished: report.exit
-            ))
+            ), identity: identity)
         }
         return report
     }
@@ -122,18 +129,26 @@ public final class RunObservation: Sendable {
 /// Writes the metrics file; a failure is logged once (and again once it recovers and fails anew),
 /// never fails the run: its results do not depend on it.
 actor MetricsWriter {
-    let path: String
+    /// `--metrics-file`: the file, or the folder it goes in (`RunMetrics.filePath`).
+    let option: String
     let metrics: RunMetrics
     let logger: Logger
     private var failing = false
+    /// Decided at the first write, once the run has named its campaign and shard.
+    private(set) var path: String?
 
-    init(path: String, metrics: RunMetrics, logger: Logger) {
-        self.path = path
+    init(option: String, metrics: RunMetrics, logger: Logger) {
+        self.option = option
         self.metrics = metrics
         self.logger = logger
     }
 
-    func write(_ reading: RunMetrics.Reading) {
+    func write(_ reading: RunMetrics.Reading, identity: RunObserver.Identity) {
+        let path = self.path ?? RunMetrics.filePath(option, campaign: identity.campaign, shard: identity.shard) { folder in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue
+        }
+        self.path = path
         metrics.update(reading)
         do throws(OutputFileError) {
             try metrics.write(to: path)

@@ -20,6 +20,13 @@ public final class RunObserver: Sendable {
     /// written.
     public let metrics: RunMetrics?
 
+    /// The campaign's name and the shard, once the run has started (`identify`).
+    public struct Identity: Sendable, Equatable {
+        public var campaign: String
+        public var shard: AudienceShard?
+    }
+
+    private let identity = Mutex<Identity?>(nil)
     private let bytesRead = Atomic<Int>(0)
     private let counts = Mutex(LiveCounts())
     private let lanes = Mutex<[any DeliveryLane]>([])
@@ -54,6 +61,15 @@ public final class RunObserver: Sendable {
     }
 
     // MARK: Producers
+
+    /// The run names its campaign and shard as it starts: the metrics' `campaign` and `shard`
+    /// labels and the metrics file's name in a folder. Only the first call counts.
+    public func identify(campaign: String, shard: AudienceShard?) {
+        identity.withLock { if $0 == nil { $0 = Identity(campaign: campaign, shard: shard) } }
+        metrics?.label(campaign: campaign, shard: shard)
+    }
+
+    public var identified: Identity? { identity.withLock { $0 } }
 
     /// The reader's offset in the audience file (compressed bytes for gzip).
     public func readerAt(_ offset: Int) {

@@ -188,6 +188,7 @@ public struct CampaignRun: Sendable {
     /// Runs with `encoder` in place of the campaign's own (the seam tests use to inject failures).
     public func run<Encoder: LineEncoding>(encoder: Encoder, stop: RunStop? = nil) async -> RunReport {
         let campaign = pipeline.campaign
+        observer?.identify(campaign: campaign.name, shard: campaign.shard)
         let started = ContinuousClock.now
         let startedAt = Date()
         let sending: (configurations: [ProviderSendConfiguration], validateOnly: Bool)?

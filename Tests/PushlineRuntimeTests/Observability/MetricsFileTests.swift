@@ -51,6 +51,33 @@ struct MetricsFileTests {
         }
     }
 
+    /// Reads the file a run wrote: every family has `# HELP` and `# TYPE` and is one of
+    /// `RunMetrics.families` (of that type, with that help), every series carries the run's
+    /// `campaign` and `shard` (none when not given) and no other label than its family's. Returns
+    /// the samples without those two labels.
+    static func readFile(_ path: String, campaign: String, shard: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> PrometheusText {
+        try readText(String(contentsOfFile: path, encoding: .utf8), campaign: campaign, shard: shard, sourceLocation: sourceLocation)
+    }
+
+    static func readText(_ text: String, campaign: String, shard: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> PrometheusText {
+        let file = try PrometheusText(text)
+        #expect(!file.samples.isEmpty, sourceLocation: sourceLocation)
+        #expect(Set(file.types.keys) == Set(file.help.keys), "a HELP for every TYPE", sourceLocation: sourceLocation)
+        for (name, type) in file.types {
+            let family = try #require(RunMetrics.families[name], "\(name) is one of RunMetrics.families", sourceLocation: sourceLocation)
+            #expect(type == family.kind.rawValue && file.help[name] == family.help, "\(name)", sourceLocation: sourceLocation)
+        }
+        for sample in file.samples {
+            let familyName = file.family(of: sample.name)
+            let family = try #require(RunMetrics.families[familyName], "\(sample.name) has a family", sourceLocation: sourceLocation)
+            #expect(sample.labels["campaign"] == campaign && sample.labels["shard"] == shard, "\(sample.name) \(sample.labels)", sourceLocation: sourceLocation)
+            var expected = Set(family.labels + ["campaign"] + (shard == nil ? [] : ["shard"]))
+            if family.kind == .histogram, sample.name.hasSuffix("_bucket") { expected.insert("le") }
+            #expect(Set(sample.labels.keys) == expected, "\(sample.name) \(sample.labels)", sourceLocation: sourceLocation)
+        }
+        return file.dropping(["campaign", "shard"])
+    }
+
     static func observation(metricsFile: String, audience: String, sending: Bool) -> RunObservation {
         var settings = ObservationSettings()
         settings.progress = .never
@@ -85,7 +112,7 @@ struct MetricsFileTests {
         let report = await observation.observe { [run] in await run.run() }
         #expect(report.reconciled)
 
-        let metrics = try PrometheusText(String(contentsOfFile: metricsFile, encoding: .utf8))
+        let metrics = try Self.readFile(metricsFile, campaign: "e2e")
         let summary = try readSummary(out)
         try Self.expectCountersMatch(metrics, summary: summary)
         // What the audience holds, counted here, not read from the run.
@@ -118,7 +145,7 @@ struct MetricsFileTests {
         await harness.stop()
         #expect(report.reconciled, "\(report.failure ?? "")")
 
-        let metrics = try PrometheusText(String(contentsOfFile: metricsFile, encoding: .utf8))
+        let metrics = try Self.readFile(metricsFile, campaign: "send-faults")
         let summary = try readSummary(harness.scratch.file("out"))
         try Self.expectCountersMatch(metrics, summary: summary)
         let devices = try #require(summary["devices"] as? [String: Any])

@@ -20,6 +20,8 @@ struct PrometheusText {
     var samples: [Sample] = []
     /// Metric family → counter, gauge, histogram, summary or untyped.
     var types: [String: String] = [:]
+    /// Metric family → its `# HELP` text (unescaped).
+    var help: [String: String] = [:]
 
     init(_ text: String) throws {
         guard text.isEmpty || text.hasSuffix("\n") else { throw ParseError(line: 0, text: "", why: "no final newline") }
@@ -35,6 +37,9 @@ struct PrometheusText {
                     }
                     guard types[String(words[2])] == nil else { throw ParseError(line: number, text: String(line), why: "second TYPE line") }
                     types[String(words[2])] = String(words[3])
+                } else if words.count >= 3, words[1] == "HELP" {
+                    guard Self.isName(words[2]), help[String(words[2])] == nil else { throw ParseError(line: number, text: String(line), why: "bad or second HELP line") }
+                    help[String(words[2])] = words.count == 4 ? Self.unescapedHelp(words[3]) : ""
                 }
                 continue
             }
@@ -45,6 +50,23 @@ struct PrometheusText {
     static func isName(_ name: Substring) -> Bool {
         guard let first = name.unicodeScalars.first, first.properties.isAlphabetic || first == "_" || first == ":" else { return false }
         return name.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" || $0 == ":" }
+    }
+
+    /// A HELP text's escapes: `\\` and `\n` (anything else stays as it is).
+    static func unescapedHelp(_ text: Substring) -> String {
+        var out = ""
+        var escaping = false
+        for c in text {
+            if escaping {
+                out.append(c == "n" ? "\n" : c == "\\" ? "\\" : "\\\(c)")
+                escaping = false
+            } else if c == "\\" {
+                escaping = true
+            } else {
+                out.append(c)
+            }
+        }
+        return out
     }
 
     static func sample(_ line: Substring, number: Int) throws -> Sample {
@@ -111,4 +133,21 @@ struct PrometheusText {
     }
 
     func samples(named name: String) -> [Sample] { samples.filter { $0.name == name } }
+
+    /// The metric family a sample belongs to: a histogram's `_bucket`, `_sum` and `_count` belong
+    /// to the histogram.
+    func family(of name: String) -> String {
+        for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) {
+            let base = String(name.dropLast(suffix.count))
+            if types[base] == "histogram" || types[base] == "summary" { return base }
+        }
+        return name
+    }
+
+    /// The same samples without these labels (the run's `campaign` and `shard`, once checked).
+    func dropping(_ labels: Set<String>) -> PrometheusText {
+        var copy = self
+        for i in copy.samples.indices { copy.samples[i].labels = copy.samples[i].labels.filter { !labels.contains($0.key) } }
+        return copy
+    }
 }
