@@ -1,5 +1,6 @@
 import ArgumentParser
 import PushlineCommandLine
+import PushlineCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -18,14 +19,7 @@ struct Pushline: AsyncParsableCommand {
         the personalization dialect, limits and providers. `run` streams the audience through it and \
         writes the requests (dry run), rejects and a summary to the output folder.
 
-        Exit codes (one cause each; docs/exit-codes.md): 0 done, 1 internal error (a bug: counts \
-        did not reconcile), 2 the pipeline or a template is invalid (nothing was read), 3 run \
-        finished with rejects, 4 the audience could not be read (what came before was written), \
-        5 results or standard output could not be written, 6 run stopped by SIGTERM / SIGINT, \
-        7 sending run finished with failed devices, 8 a provider's sender could not start or \
-        stopped, 9 the output folder is in use or holds an unfinished run (pass --force), \
-        10 template render failed, 12 merge-results was given folders that are not the shards of \
-        one campaign, 64 bad command-line usage. \
+        Exit codes (one cause each; docs/exit-codes.md): \(PushlineExit.summary). \
         Every failure prints one line starting with `pushline: error:`.
         """,
         subcommands: [

@@ -65,6 +65,35 @@ public enum PushlineExit: Int32, CaseIterable, Sendable, CustomStringConvertible
         }
     }
 
+    /// What the code means, in one line: the table README.md ("Exit codes"), `pushline --help`
+    /// and docs/exit-codes.md (its `Meaning` column) all say, word for word. `--help` renders
+    /// `summary`; `ExitCodeTableTests` compares the other two with it. No meaning holds ", " and a
+    /// digit, so the list splits back into its codes.
+    public var meaning: String {
+        switch self {
+        case .ok: "done"
+        case .internalError: "internal error (a bug)"
+        case .invalidPipeline: "invalid pipeline or template (nothing read)"
+        case .completedWithRejects: "finished with rejects"
+        case .inputError: "the audience could not be read"
+        case .outputError: "results or standard output could not be written"
+        case .stopped: "stopped by SIGTERM / SIGINT"
+        case .completedWithFailures: "finished with failed devices (sending)"
+        case .providerStopped: "a provider stopped or could not start"
+        case .outputFolderBusy: "the output folder is busy or holds an unfinished run (`--force`)"
+        case .renderFailed: "`template render` failed"
+        case .emulatorCannotStart: "`pushline-emulator` could not start"
+        case .shardsDoNotMatch: "`merge-results` was given folders that are not one campaign's shards"
+        case .cannotResume: "`--resume` found no checkpoint it can continue"
+        case .usage: "bad usage"
+        }
+    }
+
+    /// Every code and its meaning, in order: `0 done, 1 internal error (a bug), …, 64 bad usage`.
+    public static var summary: String {
+        allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: ", ")
+    }
+
     public var code: Int32 { rawValue }
     public var description: String { "\(rawValue) (\(name))" }
 }
