@@ -3,11 +3,18 @@ import PushlineDelivery
 
 extension RunMode {
     /// What one shard of `shard.count` sends at: each provider's rate (and burst) divided by the
-    /// shard count, so the shards together keep the campaign's configured rate.
+    /// shard count, so the shards together keep the campaign's configured rate. Webhook channels
+    /// each have their own rate: each is divided too.
     public func sharded(_ shard: AudienceShard) -> RunMode {
         guard case .send(var configurations, let validateOnly) = self, shard.count > 1 else { return self }
         for index in configurations.indices {
             configurations[index].settings.rate = configurations[index].settings.rate.divided(by: shard.count)
+            if case .webhooks(var channels) = configurations[index].credentials {
+                for channel in channels.indices {
+                    channels[channel].settings.rate = channels[channel].settings.rate.divided(by: shard.count)
+                }
+                configurations[index].credentials = .webhooks(channels)
+            }
         }
         return .send(configurations, validateOnly: validateOnly)
     }

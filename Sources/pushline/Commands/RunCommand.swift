@@ -149,7 +149,7 @@ struct RunCommand: AsyncParsableCommand {
         observability.bootstrapLogging(level: logLevel, liveLine: liveLine)
         let logger = Logger(label: "pushline")
         if let notice = decision.notice { logger.notice("\(notice)") }
-        for line in decision.describeProviders(routes: loaded.campaign.routeTable) { logger.info("\(line)") }
+        for line in decision.describeProviders(routes: loaded.campaign.routeTable, shard: shard) { logger.info("\(line)") }
         var run = CampaignRun(
             pipeline: loaded, audiencePath: audiencePath, outputFolder: output ?? loaded.outputPath,
             workers: workers, mode: shard.map { decision.mode.sharded($0) } ?? decision.mode, logger: logger

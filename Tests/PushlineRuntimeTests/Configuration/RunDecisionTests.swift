@@ -60,6 +60,37 @@ struct RunDecisionTests {
         #expect(SkipReason.validateOnly.code == "validate_only")
     }
 
+    /// A shard's start-up lines name the rates it sends at (the configured ones divided by the
+    /// shard count, as `RunMode.sharded` gives its lanes), not the campaign's: `rate 800/s` in
+    /// the log of a shard sending at 100/s misled operators (issue 36). Webhook channels each
+    /// have their own rate, divided too.
+    @Test func aShardLogsTheRatesItSendsAt() throws {
+        let f = try CredentialFixture.files()
+        let scratch = try Scratch()
+        try (DeliveryConfigurationTests.webhookSecret + "\n").write(toFile: scratch.file("hooks.txt"), atomically: true, encoding: .utf8)
+        let yaml = DeliveryConfigurationTests.pipeline(
+            DeliveryConfigurationTests.apns(f, extra: ", rate: 800/s") + DeliveryConfigurationTests.fcm(f, extra: ", rate: 48000/min")
+                + "  sms: { url: \"https://hooks.example/sms\", secret_file: hooks.txt, rate: 40/s }\n",
+            deviceTypes: "[ios, android, sms]"
+        )
+        let loaded = try PipelineLoader.load(path: try writePipeline(yaml, in: scratch), now: 1_800_000_000, environment: [:])
+        let decision = try RunDecision(pipeline: loaded, dryRun: false, validateOnly: false)
+        let shard = try AudienceShard(index: 3, count: 8)
+        let lines = decision.describeProviders(shard: shard)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines[0].hasSuffix("2 connections × 500 streams, rate 100/s (burst 10), shard 3/8's share of 800/s (burst 80)"), "\(lines[0])")
+        #expect(lines[1].hasSuffix("10 connections × 100 streams, rate 100/s (burst 10), shard 3/8's share of 800/s (burst 80)"), "\(lines[1])")
+        #expect(lines[2].hasSuffix("sms 4 connections × 100 streams, rate 5/s (burst 1), shard 3/8's share of 40/s (burst 4)"), "\(lines[2])")
+        // The lines say what the lanes get.
+        guard case .send(let lanes, _) = decision.mode.sharded(shard) else { Issue.record("a shard still sends"); return }
+        #expect(lanes.prefix(2).map(\.settings.rate.perSecond) == [100, 100])
+        guard case .webhooks(let channels) = lanes[2].credentials else { Issue.record("webhook channels expected"); return }
+        #expect(channels.map(\.settings.rate.perSecond) == [5])
+        // One shard of one, or no shard: the configured rate alone.
+        #expect(decision.describeProviders(shard: try AudienceShard(index: 0, count: 1)) == decision.describeProviders())
+        #expect(decision.describeProviders()[0].hasSuffix("rate 800/s (burst 80)"))
+    }
+
     @Test func validateOnlyIsOnlyForSending() throws {
         let f = try CredentialFixture.files()
         let scratch = try Scratch()

@@ -57,11 +57,17 @@ public struct RunDecision: Sendable {
     /// One log line per provider a sending run uses (ids and settings; never key material), and
     /// one for `--validate-only`. With the campaign's `routes`, each line ends with the engine
     /// that sends (`, with nghttp2`; docs/delivery.md, "Choosing the engine"), the environment's
-    /// proxy variables read from `environment` (nil: the process's).
-    public func describeProviders(routes: RouteTable? = nil, environment: [String: String]? = nil) -> [String] {
+    /// proxy variables read from `environment` (nil: the process's). With a `shard` of several,
+    /// each rate is the one this process sends at (`mode.sharded(shard)`: its share of the
+    /// configured rate, which the line names too), not the campaign's.
+    public func describeProviders(routes: RouteTable? = nil, environment: [String: String]? = nil, shard: AudienceShard? = nil) -> [String] {
         guard case .send(let configurations, let validateOnly) = mode else { return [] }
-        var lines = configurations.map { configuration -> String in
-            describe(configuration) + (routes.map { ", with " + ProviderSenders.engineSummary(configuration, routes: $0, environment: environment) } ?? "")
+        var shares = configurations
+        if let shard, case .send(let sharded, _) = mode.sharded(shard) { shares = sharded }
+        let share = shard.flatMap { $0.count > 1 ? $0 : nil }
+        var lines = zip(configurations, shares).map { configuration, sent -> String in
+            describe(sent, configured: configuration, shard: share)
+                + (routes.map { ", with " + ProviderSenders.engineSummary(configuration, routes: $0, environment: environment) } ?? "")
         }
         if validateOnly {
             lines.append("--validate-only: FCM requests carry validate_only (checked, not delivered); APNs devices are skipped (validate_only)")
@@ -69,8 +75,16 @@ public struct RunDecision: Sendable {
         return lines
     }
 
-    private func describe(_ configuration: ProviderSendConfiguration) -> String {
+    /// `rate 100/s (burst 10)`; for a shard, `rate 100/s (burst 10), shard 3/8's share of 800/s (burst 80)`.
+    private static func rate(_ sent: SendRate, configured: SendRate, shard: AudienceShard?) -> String {
+        guard let shard else { return "rate \(sent)" }
+        return "rate \(sent), shard \(shard)'s share of \(configured)"
+    }
+
+    /// `configuration` as sent (`sent`: a shard's rates), beside what the pipeline configured.
+    private func describe(_ configuration: ProviderSendConfiguration, configured: ProviderSendConfiguration, shard: AudienceShard?) -> String {
         let settings = configuration.settings
+        let rate = Self.rate(settings.rate, configured: configured.settings.rate, shard: shard)
         let identity = switch configuration.credentials {
         case .apns(let key): "team_id \(key.teamID), key_id \(key.keyID)"
         case .fcm(let account): "project \(account.projectID), client_email \(account.clientEmail)"
@@ -79,14 +93,16 @@ public struct RunDecision: Sendable {
         case .webhooks(let channels): channels.map { "\($0.name) signing key \($0.key.fingerprint)…" }.joined(separator: ", ")
         }
         if case .webhooks(let channels) = configuration.credentials {
-            return "sending to webhooks (\(identity)): " + channels.map {
-                "\($0.name) \($0.settings.connections) connections × \($0.settings.streamsPerConnection) streams, rate \($0.settings.rate)"
+            let configuredChannels: [WebhookChannel]
+            if case .webhooks(let written) = configured.credentials { configuredChannels = written } else { configuredChannels = channels }
+            return "sending to webhooks (\(identity)): " + zip(channels, configuredChannels).map { channel, written in
+                "\(channel.name) \(channel.settings.connections) connections × \(channel.settings.streamsPerConnection) streams, \(Self.rate(channel.settings.rate, configured: written.settings.rate, shard: shard))"
             }.joined(separator: "; ")
         }
         if configuration.provider == .webpush {
-            return "sending to webpush (\(identity)): per push service \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate); at most \(settings.pushServices) push services\(settings.allowPrivateEndpoints ? "; private endpoints allowed" : "")"
+            return "sending to webpush (\(identity)): per push service \(settings.connections) connections × \(settings.streamsPerConnection) streams, \(rate); at most \(settings.pushServices) push services\(settings.allowPrivateEndpoints ? "; private endpoints allowed" : "")"
         }
-        return "sending to \(configuration.provider.rawValue) at \(settings.endpoint ?? "the provider's host") (\(identity)): \(settings.connections) connections × \(settings.streamsPerConnection) streams, rate \(settings.rate)"
+        return "sending to \(configuration.provider.rawValue) at \(settings.endpoint ?? "the provider's host") (\(identity)): \(settings.connections) connections × \(settings.streamsPerConnection) streams, \(rate)"
     }
 
     /// Readies the campaign for the mode: FCM bodies with `validate_only` before the encoder is made.
