@@ -22,6 +22,9 @@ public struct EngineChoice: Sendable, Equatable, CustomStringConvertible {
         /// name, its proxy shown without user info, and the `no_proxy` variable that did not
         /// exempt the host (nil when none is set).
         case environment(variable: String, proxy: String, noProxyVariable: String?)
+        /// The provider may answer over HTTP/1.1, which the nghttp2 engine does not speak: ADM,
+        /// whose documented request is HTTP/1.1 (docs/delivery.md, "Amazon Device Messaging").
+        case acceptsHTTP1
     }
 
     public var engine: TransportEngine
@@ -67,6 +70,7 @@ public struct EngineChoice: Sendable, Equatable, CustomStringConvertible {
         case .proxyKey(let proxy)?: "libcurl through the proxy \(proxy) (proxy:)"
         case .transportKey?: "libcurl (transport: curl)"
         case .environment(let variable, let proxy, _)?: "libcurl through the proxy \(proxy) (\(variable))"
+        case .acceptsHTTP1?: "libcurl (HTTP/2, or HTTP/1.1 when the endpoint offers nothing better)"
         }
     }
 
@@ -75,7 +79,8 @@ public struct EngineChoice: Sendable, Equatable, CustomStringConvertible {
     /// `webpush https://push.example.net`…
     public func notice(for what: String, host: String?) -> String? {
         switch reason {
-        case nil:
+        case nil, .acceptsHTTP1?:
+            // Not a fallback: the provider's own engine (its validate and start lines name it).
             return nil
         case .proxyKey(let proxy)?:
             return "\(what): sends with libcurl, not nghttp2: its proxy: key sends through \(proxy)"

@@ -60,17 +60,27 @@ public enum ProviderSenders {
         case (.apns, _), (.fcm, _), (.webpush, _), (.adm, _), (.webhook, _):
             throw .credentialsMismatch(provider: provider.rawValue, credentials: configuration.credentials.name)
         }
+        // ADM documents its send API as HTTP/1.1 and promises no HTTP/2: its lane takes either
+        // (libcurl), where APNs and FCM, which speak only HTTP/2, refuse anything else.
         return try lane(
             provider: provider, settings: settings, routes: LaneRoutes(table: routes, provider: provider, endpoint: settings.endpoint),
-            authenticator: authenticator, oauth: oauth, clock: clock, seed: seed, logger: logger, engine: engine
+            authenticator: authenticator, oauth: oauth, clock: clock, seed: seed, logger: logger,
+            allowsHTTP1: provider == .adm, engine: engine
         )
     }
 
     /// The engine of `provider`'s requests and the host it was decided for: libcurl when one of
     /// its origins (the `endpoint`, else the routes' own) goes through a proxy. Web Push decides
     /// per push service (`WebPushOrigins`): here only what holds for every origin. Webhooks
-    /// always use libcurl (HTTP/1.1).
+    /// always use libcurl (HTTP/1.1), and so does ADM, which may answer over HTTP/1.1
+    /// (`acceptsHTTP1`, unless a proxy or `transport: curl` already chose libcurl).
     static func engineChoice(provider: Provider, settings: SenderSettings, routes: RouteTable) -> (EngineChoice, host: String?) {
+        let (choice, host) = httpEngineChoice(provider: provider, settings: settings, routes: routes)
+        if provider == .adm, choice.engine == .nghttp2 { return (EngineChoice(engine: .curl, reason: .acceptsHTTP1), host) }
+        return (choice, host)
+    }
+
+    private static func httpEngineChoice(provider: Provider, settings: SenderSettings, routes: RouteTable) -> (EngineChoice, host: String?) {
         func decide(_ host: String, _ port: Int) -> EngineChoice {
             EngineChoice.decide(transport: settings.transport, proxy: settings.proxy, host: host, port: port, variables: settings.proxyVariables)
         }
@@ -136,7 +146,7 @@ public enum ProviderSenders {
     /// `authenticator`'s credentials. `pinnedAddresses`: the transport connects to exactly these
     /// (a Web Push origin's checked addresses). `engine`: the caller's `EngineChoice` for the
     /// lane's origin; nil: decided from the settings without a host (an environment proxy then
-    /// applies unless no_proxy exempts every host). HTTP/1.1 lanes (webhooks) always use libcurl.
+    /// applies unless no_proxy exempts every host). HTTP/1.1 lanes (webhooks, ADM) always use libcurl.
     static func lane(
         provider: Provider, settings: SenderSettings, routes: LaneRoutes, authenticator: LaneAuthenticator, oauth: OAuthExchange?,
         clock: any DeliveryClock, seed: UInt64, logger: (@Sendable (String) -> Void)?, pinnedAddresses: [String] = [],
