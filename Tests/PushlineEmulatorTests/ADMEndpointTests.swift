@@ -179,6 +179,8 @@ struct ADMEndpointTests {
                 ("unknown member", "POST", path, headers, body(#"{"data":{},"priority":"high"}"#), 400, "InvalidData"),
                 ("data twice", "POST", path, headers, body(#"{"data":{},"data":{}}"#), 400, "InvalidData"),
                 ("consolidationKey a number", "POST", path, headers, body(#"{"data":{},"consolidationKey":1}"#), 400, "InvalidConsolidationKey"),
+                ("consolidationKey of 65 characters", "POST", path, headers, body(#"{"data":{},"consolidationKey":"\#(String(repeating: "k", count: 65))"}"#), 400, "InvalidConsolidationKey"),
+                ("consolidationKey of 64 characters", "POST", path, headers, body(#"{"data":{},"consolidationKey":"\#(String(repeating: "k", count: 64))"}"#), 200, nil),
                 ("expiresAfter 0", "POST", path, headers, body(#"{"data":{},"expiresAfter":0}"#), 400, "InvalidExpiration"),
                 ("expiresAfter 31 days and a second", "POST", path, headers, body(#"{"data":{},"expiresAfter":2678401}"#), 400, "InvalidExpiration"),
                 ("expiresAfter 1.5", "POST", path, headers, body(#"{"data":{},"expiresAfter":1.5}"#), 400, "InvalidExpiration"),

@@ -22,4 +22,20 @@ public enum ProviderLimits {
     public static let apnsCollapseID = 64
     /// Web Push `Topic` header, in base64url characters.
     public static let webPushTopic = 32
+    /// ADM `expiresAfter`, in seconds: Amazon keeps a message at most 31 days, and takes no 0
+    /// (`InvalidExpiration`).
+    public static let admExpiresAfter = 1...2_678_400
+    /// ADM `consolidationKey`, in characters (Amazon: "maximum of 64 characters"), counted in
+    /// UTF-16 units (`admKeyLength`), the longest reading of that limit.
+    public static let admConsolidationKey = 64
+
+    /// The length of a UTF-8 `key` as `admConsolidationKey` counts it: UTF-16 units, so a
+    /// character outside the Basic Multilingual Plane (an emoji) counts 2. No allocation.
+    public static func admKeyLength<Bytes: Collection>(utf8 key: Bytes) -> Int where Bytes.Element == UInt8 {
+        var units = 0
+        for byte in key where byte & 0xC0 != 0x80 {
+            units += byte >= 0xF0 ? 2 : 1
+        }
+        return units
+    }
 }

@@ -29,7 +29,12 @@ enum ADMMessageCheck {
             return Problem(reason: "InvalidData")
         }
         if data.byteRange.count > ProviderLimits.admData { return Problem(status: 413, reason: "MessageTooLarge") }
-        if let key = root["consolidationKey"], key.kind != .string { return Problem(reason: "InvalidConsolidationKey") }
+        if let key = root["consolidationKey"] {
+            // A string of at most 64 characters (Amazon's limit, counted as the sender counts it).
+            guard let text = key.stringValue, ProviderLimits.admKeyLength(utf8: text.utf8) <= ProviderLimits.admConsolidationKey else {
+                return Problem(reason: "InvalidConsolidationKey")
+            }
+        }
         if let expires = root["expiresAfter"] {
             guard let seconds = expires.int64Value, expiresAfterRange.contains(seconds) else { return Problem(reason: "InvalidExpiration") }
         }

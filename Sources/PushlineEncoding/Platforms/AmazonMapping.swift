@@ -40,9 +40,52 @@ enum AmazonMapping {
         }
         return ADMPlan(
             data: .makeObject(data),
-            consolidationKey: amazon["consolidation_key"].flatMap { context.templated($0, p / "consolidation_key") },
-            expiresAfter: amazon["expires_after"].flatMap { context.expirySeconds($0, p / "expires_after") },
+            consolidationKey: amazon["consolidation_key"].flatMap { consolidationKey($0, p / "consolidation_key", context: &context) },
+            expiresAfter: amazon["expires_after"].flatMap { expiresAfter($0, p / "expires_after", context: &context) },
             dataLimit: ProviderLimits.admData
         )
+    }
+
+    /// `consolidation_key`: at most 64 characters (`ProviderLimits.admConsolidationKey`). A
+    /// constant is checked here, by `validate`; a personalized one when it is rendered, per
+    /// recipient (`ADMEncoder`: an `invalid_value` reject).
+    static func consolidationKey(_ node: ConfigNode, _ path: ConfigPath, context: inout CompileContext) -> TemplatedValue? {
+        guard let value = context.templated(node, path) else { return nil }
+        if let text = value.constantText, let problem = consolidationKeyProblem(utf8: Array(text.utf8)) {
+            context.log.error(path, problem, at: node)
+            return nil
+        }
+        return value
+    }
+
+    /// Why ADM would refuse `key` as a consolidation key (nil: it takes it).
+    static func consolidationKeyProblem<Bytes: Collection>(utf8 key: Bytes) -> String? where Bytes.Element == UInt8 {
+        let length = ProviderLimits.admKeyLength(utf8: key)
+        guard length > ProviderLimits.admConsolidationKey else { return nil }
+        return "is \(length) characters long; ADM takes a consolidation key of at most \(ProviderLimits.admConsolidationKey) (counted in UTF-16 units: an emoji counts 2)"
+    }
+
+    /// `expires_after`: seconds, or an ISO 8601 time counted from the run's clock, within ADM's
+    /// 1 second to 31 days (`ProviderLimits.admExpiresAfter`; Amazon refuses anything else with
+    /// `InvalidExpiration`, for every device). A value the schema already refused (out of
+    /// `ExpiryRule.relativeSeconds`, not a timestamp) is not reported twice.
+    static func expiresAfter(_ node: ConfigNode, _ path: ConfigPath, context: inout CompileContext) -> Int? {
+        let range = ProviderLimits.admExpiresAfter
+        let bounds = "ADM keeps a message \(range.lowerBound) to \(range.upperBound) seconds (1 second to 31 days)"
+        if let written = node.intValue {
+            guard ExpiryRule.relativeSeconds.contains(written) else { return nil }
+            guard range.contains(written) else {
+                context.log.error(path, "\(written) seconds is out of range: \(bounds)", at: node)
+                return nil
+            }
+            return written
+        }
+        guard let text = node.stringValue, ISOTimestamp.parse(text) != nil, let seconds = context.expirySeconds(node, path) else { return nil }
+        guard range.contains(seconds) else {
+            let when = seconds == 0 ? "is not after the run's clock (\(context.now))" : "is \(seconds) seconds after the run's clock (\(context.now))"
+            context.log.error(path, "'\(text)' \(when): \(bounds)", at: node)
+            return nil
+        }
+        return seconds
     }
 }

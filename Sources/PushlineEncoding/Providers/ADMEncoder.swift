@@ -28,6 +28,11 @@ enum ADMEncoder {
         }
         if let key = route.plan.consolidationKey {
             try key.renderRaw(record: context.record, into: &context.scratch)
+            // A personalized key is checked once rendered: this device is rejected, not every
+            // send refused by ADM (a constant one was checked by validate).
+            if key.constantText == nil, let problem = AmazonMapping.consolidationKeyProblem(utf8: context.scratch.bytes) {
+                throw EncodeFailure(field: key.field, invalid: "rendered \(TypedText.quote(context.scratch.bytes[...])), which \(problem)")
+            }
             if !context.scratch.bytes.isEmpty {
                 w.writeKey("consolidationKey" as StaticString)
                 w.writeString(utf8: context.scratch.bytes)
