@@ -50,6 +50,8 @@ extension CampaignRun {
     /// read gets its outcome, the results and `summary.json` are written, and the status is
     /// `stopped` (exit code 6).
     public func runStoppable(stop: RunStop = RunStop()) async -> RunReport {
+        // Named here too, so a run whose service group ends before it starts still gets its final metrics.
+        observer?.identify(campaign: pipeline.campaign.name, shard: pipeline.campaign.shard)
         let service = CampaignRunService(self, stop: stop)
         let watcher = SecondSignalWatcher(stop: stop)
         var configuration = ServiceGroupConfiguration(
