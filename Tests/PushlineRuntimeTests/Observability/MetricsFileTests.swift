@@ -133,10 +133,7 @@ struct MetricsFileTests {
         ]))
         faults.retryAfterSeconds = 0
         let harness = try await SendingRunHarness.start(faults: faults)
-        var text = ""
-        for n in 0..<600 {
-            text += #"{"id":"c-\#(n)","devices":[{"platform":"ios","token":"\#(TestTokens.apns(n))"},{"platform":"android","token":"\#(TestTokens.fcm(n))"}]}"# + "\n"
-        }
+        let text = SendingRunHarness.iosAndAndroidAudience(customers: 600)
         let audience = harness.scratch.file("audience.ndjson")
         try text.write(toFile: audience, atomically: true, encoding: .utf8)
         let metricsFile = harness.scratch.file("send.prom")

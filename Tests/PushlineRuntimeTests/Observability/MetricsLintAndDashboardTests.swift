@@ -183,10 +183,7 @@ struct RealRunMetrics: Sendable {
         ]))
         faults.retryAfterSeconds = 0
         let harness = try await SendingRunHarness.start(faults: faults)
-        var text = ""
-        for n in 0..<400 {
-            text += #"{"id":"c-\#(n)","devices":[{"platform":"ios","token":"\#(TestTokens.apns(n))"},{"platform":"android","token":"\#(TestTokens.fcm(n))"}]}"# + "\n"
-        }
+        var text = SendingRunHarness.iosAndAndroidAudience(customers: 400)
         text += "{not json\n"
         try text.write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
         let sendFolder = harness.scratch.file("textfile") + "/"

@@ -148,10 +148,7 @@ struct ObservabilityCommandLineTests {
     @Test(.timeLimit(.minutes(3)))
     func jsonLogsParseAndHoldNoSecret() async throws {
         let harness = try await SendingRunHarness.start()
-        var text = ""
-        for n in 0..<300 {
-            text += #"{"id":"c-\#(n)","devices":[{"platform":"ios","token":"\#(TestTokens.apns(n))"},{"platform":"android","token":"\#(TestTokens.fcm(n))"}]}"# + "\n"
-        }
+        let text = SendingRunHarness.iosAndAndroidAudience(customers: 300)
         try text.write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
         let pipeline = try harness.writePipeline()
         let prom = harness.scratch.file("metrics.prom")

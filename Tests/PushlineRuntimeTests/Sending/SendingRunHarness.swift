@@ -20,6 +20,16 @@ struct SendingRunHarness {
     let scratch: Scratch
     var credentials: EmulatorCredentials { Self.credentials }
 
+    /// `customers` audience lines `c-0`, `c-1`, …, each with one iOS (APNs) and one Android (FCM)
+    /// device: the plain two-provider audience the observability tests send.
+    static func iosAndAndroidAudience(customers: Int) -> String {
+        var text = ""
+        for n in 0..<customers {
+            text += #"{"id":"c-\#(n)","devices":[{"platform":"ios","token":"\#(TestTokens.apns(n))"},{"platform":"android","token":"\#(TestTokens.fcm(n))"}]}"# + "\n"
+        }
+        return text
+    }
+
     /// `configure`: more emulator settings (Web Push), with the scratch folder the run uses.
     static func start(
         faults: FaultPlan = FaultPlan(), configure: (inout EmulatorConfiguration, Scratch) -> Void = { _, _ in }
