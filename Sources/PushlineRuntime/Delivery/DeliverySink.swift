@@ -199,7 +199,10 @@ public actor DeliverySink: RequestSink {
                     // window has room for: a write per half window or per batch window, and a
                     // resume still marks at most a window that never left.
                     let inLanes = pending.released - state.settledByLanes
-                    guard inLanes < pending.window / 2 || inputEnded else { break }
+                    // At least 1: a window of 1 (`--duplicate-window 1`) has no half, and waiting
+                    // for fewer than none would hold the chunk until the input ended, which the
+                    // held batches themselves keep from happening.
+                    guard inLanes < max(1, pending.window / 2) || inputEnded else { break }
                     let ahead = max(highest, pending.highestLine(ofNext: pending.window - max(0, inLanes), lane: next.lane))
                     if !state.extendHorizon(lane: next.lane, to: ahead) { break }
                 }

@@ -35,6 +35,24 @@ struct ResumeSendingTests {
         return goodLines
     }
 
+    /// The smallest window: one request unsettled at a time, the horizon moved for each, every
+    /// device still sent once and the run reconciled. (An audience this small ends its input
+    /// before the batch window fills, so it does not show a wait that only the input's end
+    /// could release: the sink's `max(1, window / 2)` rules that out by construction.)
+    @Test(.timeLimit(.minutes(3)))
+    func aWindowOfOneStillSendsEveryDevice() async throws {
+        let harness = try await SendingRunHarness.start()
+        let pipeline = try harness.writePipeline()
+        try SendingRunHarness.iosAndAndroidAudience(customers: 60).write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
+        let folder = harness.scratch.file("out")
+        let run = try PushlineBinary.run(["run", pipeline, "--output", folder, "--duplicate-window", "1", "--log-level", "error"])
+        await harness.stop()
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try readSummary(folder)
+        #expect(summary["reconciled"] as? Bool == true)
+        #expect((summary["devices"] as? [String: Any])?["sent"] as? Int == 120, "\(summary)")
+    }
+
     @Test(.timeLimit(.minutes(10)))
     func killedTwiceAndResumedSendsEveryDeviceOnce() async throws {
         var faults = FaultPlan(seed: 13, rates: FaultRates([.apnsUnregistered: 0.02, .fcmUnregistered: 0.02]))
