@@ -191,7 +191,9 @@ struct HostileScenarioTests {
             HostilePlan(rules: [HostileRule(.tokens(HostileScenario.tokens(poisoned)), .headerListOverClientLimit())]), engine: engine
         )
         scenario.expectAccount()
-        scenario.expectDevices("poisoned: sent once if readable, else failed and marked", where: { poisoned.contains($0.tag) }) { device in
+        // Seen once in a clean-clone CI run: device 273 answered 200 twice, sent and marked.
+        let curlResends = "libcurl 7.88 now and then gives up reading a header list this large and silently resends the stream"
+        scenario.expectDevices("poisoned: sent once if readable, else failed and marked", where: { poisoned.contains($0.tag) }, curl: curlResends) { device in
             device.answers == [.status(200)]
                 ? device.outcome?.kind == .sent && device.outcome?.possibleDuplicate == false
                 : device.outcome?.kind == .failed && device.outcome?.possibleDuplicate == true
