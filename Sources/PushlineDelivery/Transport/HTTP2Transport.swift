@@ -199,8 +199,24 @@ public final class HTTP2Transport: Sendable {
     /// What the transport refuses to hand an engine: also run by a hosted loop on what its host
     /// starts.
     static func check(_ request: TransportRequest) throws(TransportError) {
-        guard request.urlByteCount <= TransportRequest.maxURLBytes, !TransportHeaderLines.holdsControl(request.urlPrefix.utf8),
-              !TransportHeaderLines.holdsControl(request.urlSuffix.utf8), !TransportHeaderLines.holdsControl(request.urlTarget)
+        var clean = CleanURLParts()
+        try check(request, clean: &clean)
+    }
+
+    /// The URL prefix and suffix last found free of CR, LF and NUL. A lane's requests share a
+    /// few of them (one per route), so a loop that keeps this scans each once, not per request;
+    /// equal strings compare in one step when they share storage, as a route's do.
+    struct CleanURLParts {
+        var prefix: String?
+        var suffix: String?
+    }
+
+    static func check(_ request: TransportRequest, clean: inout CleanURLParts) throws(TransportError) {
+        let prefixClean = clean.prefix == request.urlPrefix || !TransportHeaderLines.holdsControl(request.urlPrefix.utf8)
+        let suffixClean = clean.suffix == request.urlSuffix || !TransportHeaderLines.holdsControl(request.urlSuffix.utf8)
+        if prefixClean { clean.prefix = request.urlPrefix }
+        if suffixClean { clean.suffix = request.urlSuffix }
+        guard request.urlByteCount <= TransportRequest.maxURLBytes, prefixClean, suffixClean, !TransportHeaderLines.holdsControl(request.urlTarget)
         else {
             throw TransportError.invalidRequest("the URL is longer than \(TransportRequest.maxURLBytes) bytes or holds CR, LF or NUL")
         }

@@ -79,6 +79,7 @@ final class TransferLoop: @unchecked Sendable {
     private func runHosted(_ host: any TransferLoopHost) {
         var cancelled = false
         var started = 0
+        var clean = HTTP2Transport.CleanURLParts()
         while true {
             engine.perform(into: &batch)
             let completions = batch
@@ -96,7 +97,7 @@ final class TransferLoop: @unchecked Sendable {
             while let request = turn.start.popLast() {
                 // The host's own checks exclude these; the transport refuses them all the same.
                 do throws(TransportError) {
-                    try HTTP2Transport.check(request)
+                    try HTTP2Transport.check(request, clean: &clean)
                 } catch {
                     batch.append(TransportResponse.unsent(request, failure: TransportFailure(.other, error.description)))
                     continue

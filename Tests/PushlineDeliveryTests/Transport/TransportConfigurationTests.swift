@@ -196,6 +196,24 @@ struct TransportConfigurationTests {
         await transport.shutdown()
     }
 
+    /// A hosted loop remembers the URL prefix and suffix it last found clean, so a lane's shared
+    /// parts are scanned once: a different prefix (or suffix) holding CR, LF or NUL is still
+    /// refused, and does not become the remembered one.
+    @Test func theRememberedCleanURLPartsLetNoControlByteThrough() {
+        var clean = HTTP2Transport.CleanURLParts()
+        let good = TransportRequest(slot: 1, url: "https://127.0.0.1:1/3/device/")
+        #expect(throws: Never.self) { try HTTP2Transport.check(good, clean: &clean) }
+        #expect(clean.prefix == "https://127.0.0.1:1/3/device/")
+        for bad in ["https://127.0.0.1:1/3/device/\r", "https://127.0.0.1:1/\n/device/", "https://127.0.0.1:1/3\0/device/"] {
+            #expect(throws: TransportError.self) { try HTTP2Transport.check(TransportRequest(slot: 2, url: bad), clean: &clean) }
+            #expect(clean.prefix == "https://127.0.0.1:1/3/device/")
+        }
+        var suffixed = good
+        suffixed.urlSuffix = ":send\r"
+        #expect(throws: TransportError.self) { try HTTP2Transport.check(suffixed, clean: &clean) }
+        #expect(throws: Never.self) { try HTTP2Transport.check(good, clean: &clean) }
+    }
+
     /// The limits every engine holds a request to, checked before a request is taken.
     @Test(arguments: TransportEngine.allCases)
     func requestsBeyondTheURLAndHeaderLimitsAreRefused(engine: TransportEngine) async throws {
