@@ -28,10 +28,13 @@ public enum Platform: String, Sendable, CaseIterable, Hashable {
     /// Whether a device of this platform may name `provider` (iOS through FCM is common). A
     /// switch, checked per routed device: a `Set` there was an allocation per device.
     public func allows(_ provider: Provider) -> Bool {
-        switch (self, provider) {
-        case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm), (.amazon, .adm),
-             (.sms, .webhook), (.email, .webhook), (.open, .webhook): true
-        default: false
+        // By platform, exhaustively: a new platform must say which providers reach it.
+        switch self {
+        case .ios: provider == .apns || provider == .fcm
+        case .android: provider == .fcm
+        case .web: provider == .webpush || provider == .fcm
+        case .amazon: provider == .adm
+        case .sms, .email, .open: provider == .webhook
         }
     }
 

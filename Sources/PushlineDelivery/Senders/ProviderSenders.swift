@@ -121,7 +121,7 @@ public enum ProviderSenders {
         case .webpush where settings.proxy == nil && settings.transport != .curl && settings.proxyVariables.dependsOnHost:
             let variables = settings.proxyVariables
             return "nghttp2, or libcurl for each push service \(variables.proxy?.name ?? "the proxy") applies to (\(variables.noProxy?.name ?? "no_proxy") exempts the others)"
-        default:
+        case .apns, .fcm, .webpush, .adm:
             return engineChoice(provider: configuration.provider, settings: settings, routes: routes).0.description
         }
     }

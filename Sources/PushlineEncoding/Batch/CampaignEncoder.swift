@@ -189,11 +189,12 @@ public struct CampaignEncoder: Sendable {
 
     /// The pipeline settings a route without a plan needs, for the `no_route` reject.
     static func missingSettings(_ device: RoutedDevice) -> String? {
-        switch (device.platform, device.provider) {
-        case (.ios, .apns): "providers.apns"
-        case (.ios, .fcm), (.android, .fcm), (.web, .fcm): "providers.fcm"
-        case (.sms, .webhook), (.email, .webhook), (.open, .webhook): "providers.\(device.platform.rawValue).url"
-        default: nil
+        switch device.provider {
+        case .apns: device.platform == .ios ? "providers.apns" : nil
+        case .fcm: device.platform.allows(.fcm) ? "providers.fcm" : nil
+        case .webpush: device.platform == .web ? "providers.webpush" : nil
+        case .adm: device.platform == .amazon ? "providers.adm" : nil
+        case .webhook: device.platform.allows(.webhook) ? "providers.\(device.platform.rawValue).url" : nil
         }
     }
 

@@ -25,11 +25,7 @@ enum ResultLines {
         identity(request, into: &w)
         w.writeKey("provider")
         w.writeString(provider.rawValue)
-        switch provider {
-        case .apns: w.writeKey("apns_id")
-        case .fcm: w.writeKey("message")
-        default: w.writeKey("provider_id")
-        }
+        w.writeKey(provider.profile.sentIDKey)
         if let id = outcome.providerID { w.writeString(id) } else { w.writeNull() }
         w.writeKey("attempts")
         w.writeInt(outcome.attempts)

@@ -89,8 +89,11 @@ enum LaneAuthenticator: Sendable {
     /// The provider called `credential` expired (APNs 403 ExpiredProviderToken, FCM 401 without
     /// a detail, ADM 401): a new credential once, or stop.
     func rejected(_ credential: LaneCredential) async -> RefreshDecision {
-        switch (self, credential) {
-        case (.apns(let source, _, _), .apns(let token)):
+        // Each source judges only its own kind of credential: another kind is a defect.
+        let otherKind = RefreshDecision.stop("internal error: a credential of another provider")
+        switch self {
+        case .apns(let source, _, _):
+            guard case .apns(let token) = credential else { return otherKind }
             do {
                 switch try source.providerTokenExpired(token) {
                 case .resend: return .resend
@@ -99,18 +102,19 @@ enum LaneAuthenticator: Sendable {
             } catch {
                 return .stop(error.description)
             }
-        case (.oauth(let provider), .oauth(let token)):
+        case .oauth(let provider):
+            guard case .oauth(let token) = credential else { return otherKind }
             switch await provider.unauthorized(token) {
             case .success: return .resend
             case .failure(let error): return .stop(error.description)
             }
-        case (.vapid, .vapid):
+        case .vapid:
+            guard case .vapid = credential else { return otherKind }
             // No Web Push answer asks for a new token (401 stops the push service's lane).
             return .stop("the push service refused the VAPID token")
-        case (.webhook, .webhook):
+        case .webhook:
+            guard case .webhook = credential else { return otherKind }
             return .stop("the webhook receiver refused the signature")
-        default:
-            return .stop("internal error: a credential of another provider")
         }
     }
 

@@ -836,27 +836,11 @@ struct LaneStateMachine {
     }
 
     private func classify(_ completion: Completion, of request: OutgoingRequest) -> ResponseClassification {
-        let status = completion.result == .response ? completion.status : 0
-        switch provider {
-        case .adm:
-            return ADMResponseClassifier.classify(
-                status: status, body: completion.body, sentRegistrationID: request.bytes[request.entry.target],
-                requestID: completion.messageID, retryAfter: completion.retryAfter, bodyTruncatedAt: completion.bodyTruncatedAt
-            )
-        case .webhook:
-            return WebhookResponseClassifier.classify(status: status, retryAfter: completion.retryAfter)
-        case .apns:
-            return APNsResponseClassifier.classify(
-                status: status, body: completion.body, apnsID: completion.messageID, retryAfter: completion.retryAfter,
-                bodyTruncatedAt: completion.bodyTruncatedAt
-            )
-        case .webpush:
-            return WebPushResponseClassifier.classify(status: status, retryAfter: completion.retryAfter)
-        default:
-            return FCMResponseClassifier.classify(
-                status: status, body: completion.body, retryAfter: completion.retryAfter, bodyTruncatedAt: completion.bodyTruncatedAt
-            )
-        }
+        provider.profile.classify(ProviderAnswer(
+            status: completion.result == .response ? completion.status : 0, body: completion.body,
+            bodyTruncatedAt: completion.bodyTruncatedAt, messageID: completion.messageID, retryAfter: completion.retryAfter,
+            sentTarget: request.bytes[request.entry.target]
+        ))
     }
 
     /// Whether the provider cannot be reached at all, while nothing has answered yet: a
@@ -878,27 +862,11 @@ struct LaneStateMachine {
     }
 
     private func configurationMessage(_ classification: ResponseClassification) -> String {
-        let hint: String
-        switch provider {
-        case .apns: hint = "check team_id, key_id, key_file and environment"
-        case .webpush: hint = "check vapid_private_key and subject: the push service refuses the VAPID token"
-        case .adm: hint = "check client_id and client_secret_file, and that Device Messaging is enabled for the app's security profile"
-        case .webhook: hint = "check the channel's url and secret_file: the receiver refuses the signature"
-        default: hint = "check the service account, project_id and the account's Firebase roles"
-        }
         let message = classification.message.map { ": " + $0 } ?? ""
-        return "\(Self.name(provider)) answered HTTP \(classification.status) \(classification.reason)\(message) for \(identity): a configuration error; stopping this provider (\(hint))"
+        return "\(Self.name(provider)) answered HTTP \(classification.status) \(classification.reason)\(message) for \(identity): a configuration error; stopping this provider (\(provider.profile.credentialHint))"
     }
 
-    static func name(_ provider: Provider) -> String {
-        switch provider {
-        case .apns: "APNs"
-        case .fcm: "FCM"
-        case .webpush: "Web Push"
-        case .adm: "ADM"
-        case .webhook: "Webhooks"
-        }
-    }
+    static func name(_ provider: Provider) -> String { provider.profile.displayName }
 
     private static func rate(_ perSecond: Double) -> String {
         perSecond >= 10 ? String(Int(perSecond.rounded())) : String(Double(Int(perSecond * 100)) / 100)
