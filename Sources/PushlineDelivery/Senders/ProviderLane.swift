@@ -1,7 +1,7 @@
 import PushlineCore
 import Synchronization
 
-/// One provider's lane (APNs or FCM) as the run sees it: `send` hands requests to the lane's
+/// One provider's lane as the run sees it: `send` hands requests to the lane's
 /// `LaneHost`s, one per transfer thread, whose `LaneStateMachine`s (queue, rate limiter,
 /// in-flight limit, retry heap, warm-up, credentials) run on their transports' own threads,
 /// between curl's turns. Built by `ProviderSenders.make`.

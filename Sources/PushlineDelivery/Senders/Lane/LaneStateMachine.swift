@@ -4,8 +4,8 @@ import PushlineCore
 /// requests in flight, the rate limiter, the in-flight limit, warm-up, the credential's state
 /// and the lane's phase (running, finishing, draining, cancelled, ended).
 ///
-/// It does no I/O, never waits and reads no clock: the driver (`LaneRunner`) feeds it events
-/// with the time they happened — requests offered, a credential ready or failed, transfers
+/// It does no I/O, never waits and reads no clock: its driver (`LaneHost`, on the transfer
+/// thread) feeds it events with the time they happened — requests offered, a credential ready or failed, transfers
 /// completed, a timer fired, a rejected credential's verdict, finish, drain,
 /// cancel — and carries out the `Actions` each returns: start these transfers, emit these
 /// events, fetch a credential, ask about a rejected one, log these notices, wake at this
