@@ -120,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "pushline",
             dependencies: [
-                "PushlineRuntime", "PushlineCore", "PushlineTemplates", "PushlineEncoding", "PushlineIO", "PushlineCommandLine",
+                "PushlineRuntime", "PushlineCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -61,3 +61,6 @@ extension ExitCode {
         self.init(exit.rawValue)
     }
 }
+
+/// The documented exit codes, named where the executables get their command-line plumbing.
+public typealias PushlineExit = PushlineCore.PushlineExit

@@ -1,6 +1,5 @@
 import ArgumentParser
 import PushlineCommandLine
-import PushlineCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,6 +1,10 @@
 public import PushlineCore
 import PushlineDelivery
 
+/// Which part of the recipients a run takes (`--shard`, `--shard-count`), as the command line
+/// names it.
+public typealias AudienceShard = PushlineCore.AudienceShard
+
 extension RunMode {
     /// What one shard of `shard.count` sends at: each provider's rate (and burst) divided by the
     /// shard count, so the shards together keep the campaign's configured rate. Webhook channels

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PushlineCore
+import PushlineRuntime
 
 /// `--shard I/N` or `--shard-count N`: one process of several that run one campaign
 /// (docs/shards.md).
