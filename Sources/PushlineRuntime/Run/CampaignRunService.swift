@@ -44,30 +44,32 @@ public final class CampaignRunService: Service, Sendable {
 }
 
 extension CampaignRun {
-    /// Runs the campaign in a `ServiceGroup` that turns SIGTERM and SIGINT into a graceful stop:
-    /// reading stops, lines read are settled, lanes get `drainTimeout` to finish what is in
-    /// flight, then it is cancelled; a second signal cancels it at once. Either way every device
-    /// read gets its outcome, the results and `summary.json` are written, and the status is
-    /// `stopped` (exit code 6).
+    /// Runs the campaign in a `ServiceGroup` with a signal watcher: the first SIGTERM or SIGINT
+    /// starts a graceful stop (reading stops, lines read are settled, lanes get `drainTimeout` to
+    /// finish what is in flight, then the run is cancelled); a second one cancels it at once.
+    /// Either way every device read gets its outcome, the results and `summary.json` are written,
+    /// and the status is `stopped` (exit code 6).
     public func runStoppable(stop: RunStop = RunStop()) async -> RunReport {
         // Named here too, so a run whose service group ends before it starts still gets its final metrics.
         observer?.identify(campaign: pipeline.campaign.name, shard: pipeline.campaign.shard)
+        // Trapped before anything runs: a signal from now on is the watcher's, never a kill.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let service = CampaignRunService(self, stop: stop)
-        let watcher = SecondSignalWatcher(stop: stop)
+        let group = ServiceGroupHandle()
+        let watcher = SignalWatcher(signals: signals, stop: stop, group: group)
         var configuration = ServiceGroupConfiguration(
             services: [
                 // Shut down in reverse order: the run drains first while the watcher still listens.
                 .init(service: watcher),
                 .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup),
             ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: Logger(label: "pushline.lifecycle") { _ in SignalNotingHandler(base: logger.handler, stop: stop) }
+            logger: Logger(label: "pushline.lifecycle", factory: { _ in logger.handler })
         )
-        configuration.logging.keys.signalKey = SignalNotingHandler.signalKey
         configuration.maximumGracefulShutdownDuration = drainTimeout
-        let group = ServiceGroup(configuration: configuration)
+        let serviceGroup = ServiceGroup(configuration: configuration)
+        group.set(serviceGroup)
         do {
-            try await group.run()
+            try await serviceGroup.run()
         } catch {
             logger.error("the run's service group failed", metadata: ["error": "\(error)"])
         }
@@ -78,48 +80,36 @@ extension CampaignRun {
     }
 }
 
-/// Listens for SIGTERM / SIGINT for as long as the run drains: the first is the service group's
-/// (it starts the drain), the second stops the run at once.
-struct SecondSignalWatcher: Service {
-    let stop: RunStop
+/// The service group a watcher stops, set once the group exists (the group is made from its
+/// services, the watcher among them).
+final class ServiceGroupHandle: Sendable {
+    private let group = Mutex<ServiceGroup?>(nil)
 
-    func run() async {
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        var seen = 0
-        for await signal in signals.cancelOnGracefulShutdown() {
-            seen += 1
-            if seen >= 2 { stop.stopNow(cause: "a second signal (\(signal))") }
-        }
+    func set(_ group: ServiceGroup) { self.group.withLock { $0 = group } }
+
+    func triggerGracefulShutdown() async {
+        await group.withLock { $0 }?.triggerGracefulShutdown()
     }
 }
 
-/// The service group's log handler: forwards to the run's handler at its level, and notes the
-/// signal the group logs (at debug level, just before it starts the graceful shutdown), so the
-/// stop is logged and summarised with the signal that caused it.
-struct SignalNotingHandler: LogHandler {
-    static let signalKey = "signal"
-    var base: any LogHandler
+/// SIGTERM and SIGINT for as long as the run drains, read from the signal sequence itself: the
+/// first is noted (the stop's cause names it) and starts the group's graceful shutdown, whose
+/// deadline is the drain timeout; the second stops the run at once.
+struct SignalWatcher: Service {
+    let signals: UnixSignalsSequence
     let stop: RunStop
+    let group: ServiceGroupHandle
 
-    var metadata: Logger.Metadata {
-        get { base.metadata }
-        set { base.metadata = newValue }
-    }
-
-    /// Debug, whatever the base's level, so the signal line always reaches `log`.
-    var logLevel: Logger.Level {
-        get { .debug }
-        set { base.logLevel = newValue }
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { base[metadataKey: key] }
-        set { base[metadataKey: key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        if let signal = event.metadata?[Self.signalKey] { stop.noteSignal("\(signal)") }
-        guard event.level >= base.logLevel else { return }
-        base.log(event: event)
+    func run() async {
+        var seen = 0
+        for await signal in signals.cancelOnGracefulShutdown() {
+            seen += 1
+            if seen == 1 {
+                stop.noteSignal("\(signal)")
+                await group.triggerGracefulShutdown()
+            } else {
+                stop.stopNow(cause: "a second signal (\(signal))")
+            }
+        }
     }
 }
