@@ -31,8 +31,8 @@ public struct ObservationSettings: Sendable {
     }
 }
 
-/// Runs a campaign with its progress and metrics: a timer task draws the live line (or logs the
-/// progress), another replaces the metrics file; both read the `RunObserver` that the run's
+/// Runs a campaign with its progress and metrics: a timer child task draws the live line (or logs
+/// the progress), another replaces the metrics file once the run has named itself; both read the `RunObserver` that the run's
 /// stages publish to, never the stages themselves. When the run ends the line is cleared and the
 /// metrics file is written once more from the final report, so its counters equal
 /// `summary.json`'s.
@@ -65,50 +65,50 @@ public final class RunObservation: Sendable {
         return line
     }
 
-    /// Runs `run` (a `CampaignRun` given `observer`) with the progress and metrics tasks around it.
+    /// Runs `run` (a `CampaignRun` given `observer`) with the progress and metrics tasks beside
+    /// it, as child tasks that end with it.
     public func observe(_ run: @Sendable () async -> RunReport) async -> RunReport {
-        var tasks: [Task<Void, Never>] = []
-        if let liveLine {
-            let interval = settings.liveInterval
-            tasks.append(Task { [self] in
-                while !Task.isCancelled {
-                    liveLine.show(progressLine().text)
-                    try? await Task.sleep(for: interval)
-                }
-            })
-        } else if settings.progress == .auto {
-            let interval = settings.logInterval
-            tasks.append(Task { [self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard !Task.isCancelled else { break }
-                    logger.info("progress", metadata: progressLine().metadata)
-                }
-            })
-        }
         let metricsWriter = settings.metricsFile.flatMap { path in observer.metrics.map { MetricsWriter(option: path, metrics: $0, logger: logger) } }
-        if let metricsWriter {
-            let interval = settings.metricsInterval
-            tasks.append(Task { [self] in
-                while !Task.isCancelled {
-                    // The labels and the file's name need the campaign, which the run names first thing.
-                    guard let identity = observer.identified else {
-                        try? await Task.sleep(for: .milliseconds(10))
-                        continue
+        let report = await withTaskGroup(of: Void.self, returning: RunReport.self) { group in
+            if let liveLine {
+                let interval = settings.liveInterval
+                group.addTask { [self] in
+                    while !Task.isCancelled {
+                        liveLine.show(progressLine().text)
+                        try? await Task.sleep(for: interval)
                     }
-                    let live = observer.live
-                    await metricsWriter.write(RunMetrics.Reading(
-                        counts: live.counts, compressedBytesRead: observer.compressedBytesRead, audienceBytes: observer.audienceBytes,
-                        lanes: await observer.laneReports(), inLanes: live.inLanes, retrying: live.retrying,
-                        seconds: Self.seconds(ContinuousClock.now - observer.started)
-                    ), identity: identity)
-                    try? await Task.sleep(for: interval)
                 }
-            })
+            } else if settings.progress == .auto {
+                let interval = settings.logInterval
+                group.addTask { [self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        guard !Task.isCancelled else { break }
+                        logger.info("progress", metadata: progressLine().metadata)
+                    }
+                }
+            }
+            if let metricsWriter {
+                let interval = settings.metricsInterval
+                group.addTask { [self] in
+                    // The labels and the file's name need the campaign, which the run names first thing.
+                    guard let identity = await observer.identityWhenNamed() else { return }
+                    while !Task.isCancelled {
+                        let live = observer.live
+                        await metricsWriter.write(RunMetrics.Reading(
+                            counts: live.counts, compressedBytesRead: observer.compressedBytesRead, audienceBytes: observer.audienceBytes,
+                            lanes: await observer.laneReports(), inLanes: live.inLanes, retrying: live.retrying,
+                            seconds: Self.seconds(ContinuousClock.now - observer.started)
+                        ), identity: identity)
+                        try? await Task.sleep(for: interval)
+                    }
+                }
+            }
+            let report = await run()
+            group.cancelAll()
+            await group.waitForAll()
+            return report
         }
-        let report = await run()
-        for task in tasks { task.cancel() }
-        for task in tasks { await task.value }
         liveLine?.clear()
         // From the report: the same numbers as summary.json. (A run names its campaign before
         // anything else, so only a `run` that is no `CampaignRun` leaves no identity.)

@@ -26,7 +26,14 @@ public final class RunObserver: Sendable {
         public var shard: AudienceShard?
     }
 
-    private let identity = Mutex<Identity?>(nil)
+    /// Unknown (with the tasks waiting for it) until the run names itself.
+    private enum IdentityState {
+        case unknown(waiters: [UInt64: CheckedContinuation<Identity?, Never>])
+        case known(Identity)
+    }
+
+    private let identity = Mutex(IdentityState.unknown(waiters: [:]))
+    private let nextWaiter = Atomic<UInt64>(0)
     private let bytesRead = Atomic<Int>(0)
     private let counts = Mutex(LiveCounts())
     private let lanes = Mutex<[any DeliveryLane]>([])
@@ -65,11 +72,50 @@ public final class RunObserver: Sendable {
     /// The run names its campaign and shard as it starts: the metrics' `campaign` and `shard`
     /// labels and the metrics file's name in a folder. Only the first call counts.
     public func identify(campaign: String, shard: AudienceShard?) {
-        identity.withLock { if $0 == nil { $0 = Identity(campaign: campaign, shard: shard) } }
+        let named = Identity(campaign: campaign, shard: shard)
+        let waiters = identity.withLock { state -> [CheckedContinuation<Identity?, Never>] in
+            guard case .unknown(let waiters) = state else { return [] }
+            state = .known(named)
+            return Array(waiters.values)
+        }
         metrics?.label(campaign: campaign, shard: shard)
+        for waiter in waiters { waiter.resume(returning: named) }
     }
 
-    public var identified: Identity? { identity.withLock { $0 } }
+    public var identified: Identity? {
+        identity.withLock { state in
+            if case .known(let identity) = state { identity } else { nil }
+        }
+    }
+
+    /// The identity once the run has named itself (at once if it has); nil when the waiting task
+    /// is cancelled first (a run that never named itself has ended).
+    public func identityWhenNamed() async -> Identity? {
+        let id = nextWaiter.add(1, ordering: .relaxed).oldValue
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Identity?, Never>) in
+                let now: Identity?? = identity.withLock { state in
+                    switch state {
+                    case .known(let identity):
+                        return .some(identity)
+                    case .unknown(var waiters):
+                        if Task.isCancelled { return .some(nil) }
+                        waiters[id] = continuation
+                        state = .unknown(waiters: waiters)
+                        return nil
+                    }
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = identity.withLock { state -> CheckedContinuation<Identity?, Never>? in
+                guard case .unknown(var waiters) = state, let waiter = waiters.removeValue(forKey: id) else { return nil }
+                state = .unknown(waiters: waiters)
+                return waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
 
     /// The reader's offset in the audience file (compressed bytes for gzip).
     public func readerAt(_ offset: Int) {
