@@ -172,6 +172,9 @@ public final class HTTP2Transport: Sendable {
     /// The combined CA bundle file, when `ca_file` made one (tests).
     var trustBundlePath: String? { loop.trustBundlePath }
 
+    /// Producers parked in `submit` until there is room (what a test waits for, not a clock).
+    var producersWaiting: Int { loop.shared.withLock { $0.waiters.count } }
+
     public var counters: TransportCounters {
         loop.shared.withLock { state in
             TransportCounters(

@@ -61,6 +61,9 @@ public final class BatchSettlement: Sendable {
         waiter?.resume()
     }
 
+    /// The reader is parked in `waitForAdmission` (what a test waits for, instead of a clock).
+    var readerIsWaiting: Bool { state.withLock { $0.waiter != nil } }
+
     /// A request of `line` outlives its batch (a retry): the low-water mark stays below it.
     public func hold(line: Int) { state.withLock { $0.lines.hold(line: line) } }
     public func release(line: Int) { state.withLock { _ = $0.lines.release(line: line) } }

@@ -96,7 +96,7 @@ struct TransportShutdownTests {
         func request(_ slot: Int) -> TransportRequest { TransportRequest(slot: UInt64(slot), url: url, timeoutMilliseconds: 600_000) }
         _ = try await transport.submit(contentsOf: (0..<2).map(request))
         let waiting = Task { try await transport.submit(contentsOf: (2..<5).map(request)) }
-        try await Task.sleep(for: .milliseconds(100))
+        while transport.producersWaiting == 0 { await Task.yield() }
         await transport.shutdown(.cancelInFlight)
         #expect(try await waiting.value == 0)
         var all: [TransportResponse] = []
