@@ -7,8 +7,8 @@ import Testing
 /// exit code docs/exit-codes.md gives it.
 @Suite("Template trial: render outside a campaign")
 struct TemplateTrialTests {
-    static func trial(_ source: TemplateTrial.Source, _ data: TemplateTrial.Data, strict: Bool = false) -> TemplateTrial {
-        TemplateTrial(source: source, data: data, dialect: .liquid, strict: strict, htmlEscape: false)
+    static func trial(_ source: TemplateTrial.Source, _ input: TemplateTrial.Input, strict: Bool = false) -> TemplateTrial {
+        TemplateTrial(source: source, input: input, dialect: .liquid, strict: strict, htmlEscape: false)
     }
 
     static func failure(_ trial: TemplateTrial) -> TemplateTrial.Failure? {

@@ -16,7 +16,7 @@ public struct TemplateTrial: Sendable {
     }
 
     /// The data: one JSON object given as text, or line `number` of an audience file.
-    public enum Data: Sendable {
+    public enum Input: Sendable {
         case json(String)
         case audienceLine(Int, path: String)
     }
@@ -34,14 +34,14 @@ public struct TemplateTrial: Sendable {
     public static let maxTemplateBytes = 1 << 20
 
     public var source: Source
-    public var data: Data
+    public var input: Input
     public var dialect: TemplateDialect
     public var strict: Bool
     public var htmlEscape: Bool
 
-    public init(source: Source, data: Data, dialect: TemplateDialect, strict: Bool, htmlEscape: Bool) {
+    public init(source: Source, input: Input, dialect: TemplateDialect, strict: Bool, htmlEscape: Bool) {
         self.source = source
-        self.data = data
+        self.input = input
         self.dialect = dialect
         self.strict = strict
         self.htmlEscape = htmlEscape
@@ -75,7 +75,7 @@ public struct TemplateTrial: Sendable {
             )
         }
         let bytes: [UInt8]
-        switch data {
+        switch input {
         case .json(let json):
             bytes = Array(json.utf8)
         case .audienceLine(let number, let path):

@@ -42,10 +42,6 @@ final class SendState {
     private(set) var writeFailure: OutputFileError?
 
     private(set) var counts = RunCounts()
-    /// Plain `sent` outcomes of the events being handled, by `Provider.ordinal`, not yet in
-    /// `counts`: added once per batch of events (two dictionary updates per provider, not per
-    /// request); `handle` adds them before it returns.
-    private var sentUncounted: [Int] = Array(repeating: 0, count: Provider.allCases.count)
     private var batches = BatchLedger()
     /// Tags of requests waiting in a lane's retry queue (their line is held).
     private var deferred = Set<UInt64>()
@@ -231,22 +227,18 @@ final class SendState {
                 settledByLane[lane] += 1
                 let request = settled.request
                 let provider = provider(of: request) ?? settled.provider
-                record(request, provider: provider, outcome: settled.outcome, coalescingSent: true)
+                record(request, provider: provider, outcome: settled.outcome)
                 if let latency = settled.latency {
                     delivery[provider.ordinal]?.latency.record(latency)
                     latencyTimers[provider.ordinal]?.recordNanoseconds(RunMetrics.nanoseconds(latency))
                 }
                 if let first = firstHanded[provider.ordinal] { delivery[provider.ordinal]?.sendingTime = ContinuousClock.now - first }
-                if !deferred.isEmpty, deferred.remove(request.tag) != nil {
+                if deferred.remove(request.tag) != nil {
                     settlement.release(line: request.entry.line)
                 } else {
                     complete(request.tag, settlement: settlement)
                 }
             }
-        }
-        for ordinal in sentUncounted.indices where sentUncounted[ordinal] > 0 {
-            counts.record(.sent, reason: nil, provider: Provider.allCases[ordinal], count: sentUncounted[ordinal])
-            sentUncounted[ordinal] = 0
         }
         flush()
     }
@@ -277,8 +269,7 @@ final class SendState {
 
     /// Records `outcome` in the counts, the checkpoint's tally and the provider's measurements,
     /// and writes its result line (not for one read back from the previous runs' records).
-    /// `coalescingSent`: a plain `sent` outcome goes to `sentUncounted` (only `handle` passes it).
-    private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome, writeLine: Bool = true, coalescingSent: Bool = false) {
+    private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome, writeLine: Bool = true) {
         var outcome = outcome
         if writeLine, let provider, let lines = possibleDuplicateLines[provider.ordinal], lines.contains(request.entry.line) {
             let key = DeviceKey(line: request.entry.line, device: Int(request.entry.device))
@@ -287,11 +278,7 @@ final class SendState {
                 outcome = outcome.markedPossibleDuplicate()
             }
         }
-        if coalescingSent, outcome.kind == .sent, !outcome.possibleDuplicate, let provider {
-            sentUncounted[provider.ordinal] += 1
-        } else {
-            counts.record(outcome, provider: provider)
-        }
+        counts.record(outcome, provider: provider)
         ledger.record(tag: request.tag, outcome: outcome, provider: provider)
         guard writeLine else { return }
         guard let provider else { return }

@@ -43,7 +43,7 @@ struct TemplateRenderCommand: ParsableCommand {
     func run() throws {
         let trial = TemplateTrial(
             source: template.map(TemplateTrial.Source.text) ?? .file(file ?? ""),
-            data: data.map(TemplateTrial.Data.json) ?? .audienceLine(recordLine ?? 1, path: audience ?? ""),
+            input: data.map(TemplateTrial.Input.json) ?? .audienceLine(recordLine ?? 1, path: audience ?? ""),
             dialect: dialect, strict: strict, htmlEscape: htmlEscape
         )
         let rendered: [UInt8]
