@@ -65,6 +65,15 @@ public final class RunStop: Sendable {
         if current > .running { observer(current) }
     }
 
+    /// The phases reached from now on (and the current one if the run is already stopping), for
+    /// a task that waits for them. Bounded at two: after `running` there are only two phases, each
+    /// reported once.
+    public func phases() -> AsyncStream<Phase> {
+        let (stream, continuation) = AsyncStream<Phase>.makeStream(bufferingPolicy: .bufferingOldest(2))
+        observe { phase in continuation.yield(phase) }
+        return stream
+    }
+
     private func advance(to phase: Phase, _ update: (inout State) -> Void) {
         let observers = state.withLock { state -> [@Sendable (Phase) -> Void] in
             guard state.phase < phase else { return [] }

@@ -105,13 +105,16 @@ public actor DeliverySink: RequestSink {
         prepared.put(RequestBytes.arena(of: batch.index), sequence: batch.sequence)
     }
 
+    /// What the sink's loop takes, one at a time, from its child tasks.
     private enum Item: Sendable {
         case batch(EncodedBatch)
         case inputEnded
         case events(lane: Int, [SendEvent])
         case eventsEnded(lane: Int)
-        /// Every `diskFlushInterval`: results to disk, and the counts published while everything
-        /// waits (retries, a pause).
+        /// Lane `lane`'s feeder returned from its last `send`.
+        case feederSentAll(lane: Int)
+        /// Every `diskFlushInterval`: results to disk, a checkpoint when due, and the counts
+        /// published while everything waits (retries, a pause).
         case tick
         /// The run is stopping.
         case stop(RunStop.Phase)
@@ -130,194 +133,170 @@ public actor DeliverySink: RequestSink {
             for lane in lanes { await lane.cancel() }
             throw SinkError(message: error.description)
         }
-
-        let (items, itemSink) = AsyncStream<Item>.makeStream()
-        var feeders: [AsyncStream<[OutgoingRequest]>.Continuation] = []
-        var feederStreams: [AsyncStream<[OutgoingRequest]>] = []
-        for _ in lanes {
-            let (stream, continuation) = AsyncStream<[OutgoingRequest]>.makeStream()
-            feeders.append(continuation)
-            feederStreams.append(stream)
-        }
-        let lanes = self.lanes
-
-        // Helpers off the sink's thread (detached: not isolated to this actor), joined below.
-        var helpers: [Task<Void, Never>] = []
-        helpers.append(Task.detached {
-            for await batch in input { itemSink.yield(.batch(batch)) }
-            itemSink.yield(.inputEnded)
-        })
-        let endings = lanes.map { _ in FeederEnding() }
-        for (i, lane) in lanes.enumerated() {
-            let requests = feederStreams[i]
-            let ending = endings[i]
-            helpers.append(Task.detached {
-                for await chunk in requests { await lane.send(chunk) }
-                // A lane's events end after `finish()` or `cancel()`: both come after its last
-                // `send`, so no request is handed to a lane whose events already ended.
-                if ending.sendsDone() { await lane.cancel() } else { await lane.finish() }
-            })
-            helpers.append(Task.detached {
-                for await events in lane.events { itemSink.yield(.events(lane: i, events)) }
-                itemSink.yield(.eventsEnded(lane: i))
-            })
-        }
-
-        let ticker = Task.detached {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.diskFlushInterval)
-                itemSink.yield(.tick)
-            }
-        }
-        stop?.observe { phase in itemSink.yield(.stop(phase)) }
-
-        var inputEnded = false
-        var lanesEnded = 0
-        var cancelled = false
-        var drained = false
-        var ticks = 0
         // The first journal, before any request reaches a lane. A resume keeps the horizon it
         // read: devices up to it that it has not sent yet are still possible duplicates.
         state.checkpoint(sync: true)
-        // Chunks wait here until the journal's horizon covers their lines and the lanes hold
-        // fewer than the duplicate window (docs/resume.md): a kill can then repeat at most that
-        // many sends, and a resume knows which lines they were.
-        var pending = PendingChunks(window: checkpointPlan?.duplicateWindow ?? Int.max)
-        var feedersFinished = false
-        func release() {
-            if drained || cancelled {
-                // Stopping: held requests never reach a lane.
-                for held in pending.takeAll() { state.settleUnsent(held.requests, settlement: settlement) }
+
+        // Back-pressured: each child task holds at most one item while the loop works.
+        let items = AsyncChannel<Item>()
+        let feeds = lanes.map { _ in LaneFeed() }
+        let lanes = self.lanes
+        let stopPhases = stop?.phases()
+
+        // Everything that uses `state` stays in the group's body: it is this actor's, not sent.
+        let report = await withTaskGroup(of: Void.self, returning: Result<SinkReport, SinkError>.self) { group in
+            // Child tasks are not isolated to this actor: they run off the sink's thread.
+            group.addTask {
+                for await batch in input { await items.send(.batch(batch)) }
+                await items.send(.inputEnded)
             }
-            while let next = pending.next(inLanes: pending.released - state.settledByLanes) {
-                let highest = next.requests.last.map(\.entry.line) ?? 0
-                if highest > state.horizon(lane: next.lane) {
-                    // Moving a horizon rewrites the journal. Done for each batch as it comes,
-                    // that was a hundred writes a second (a quarter of this thread's time), so
-                    // it waits until the lanes hold less than half the window (still far more
-                    // than their streams), then covers every waiting request of this lane the
-                    // window has room for: a write per half window or per batch window, and a
-                    // resume still marks at most a window that never left.
-                    let inLanes = pending.released - state.settledByLanes
-                    // At least 1: a window of 1 (`--duplicate-window 1`) has no half, and waiting
-                    // for fewer than none would hold the chunk until the input ended, which the
-                    // held batches themselves keep from happening.
-                    guard inLanes < max(1, pending.window / 2) || inputEnded else { break }
-                    let ahead = max(highest, pending.highestLine(ofNext: pending.window - max(0, inLanes), lane: next.lane))
-                    if !state.extendHorizon(lane: next.lane, to: ahead) { break }
+            for (i, lane) in lanes.enumerated() {
+                let feed = feeds[i]
+                group.addTask {
+                    let ending = await feed.feed(lane)
+                    await items.send(.feederSentAll(lane: i))
+                    if ending == .finish { await lane.finish() } else { await lane.cancel() }
                 }
-                pending.removeFirst(next.requests.count)
-                state.handed(lane: next.lane, count: next.requests.count)
-                feeders[next.lane].yield(next.requests)
-            }
-            if inputEnded, pending.isEmpty, !feedersFinished {
-                feedersFinished = true
-                for feeder in feeders { feeder.finish() }
-            }
-        }
-        for await item in items {
-            switch item {
-            case .batch(let batch):
-                // Once the run is stopping, nothing new goes to a lane: the sink settles the
-                // requests of batches still coming from the encoder as unsent itself.
-                let chunks = state.accept(batch, bytes: prepared.take(sequence: batch.sequence), settlement: settlement, pool: pool, stopping: drained)
-                for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty { pending.append(lane: lane, chunk, lastLine: batch.lastLine) }
-                release()
-            case .inputEnded:
-                inputEnded = true
-                release()
-            case .events(let lane, let events):
-                state.handle(events, lane: lane, settlement: settlement)
-                // Group commit: a lane turn's outcomes reach the kernel together, at once, so a
-                // kill finds the result line of nearly every device the provider accepted and a
-                // resume sends (and marks) only what was really on the wire.
-                state.flushToDisk()
-                release()
-            case .eventsEnded(let lane):
-                lanesEnded += 1
-                // Before `finish()` (which follows the end of input) or `cancel()`, a lane's
-                // events may not end: it broke the contract even if it settled what it had.
-                state.laneEnded(lane, early: !inputEnded && !cancelled, settlement: settlement)
-            case .tick:
-                state.flushToDisk()
-                if state.checkpointDue { state.checkpoint(sync: true) }
-                ticks &+= 1
-                if ticks % Self.ticksPerHeapTrim == 0 { HeapTrim.releaseFreeMemory() }
-            case .stop(let phase):
-                if !drained {
-                    drained = true
-                    logStop(state: state, settlement: settlement, immediate: phase == .immediate)
-                    release()
-                    for lane in lanes { await lane.drain() }
+                group.addTask {
+                    for await events in lane.events { await items.send(.events(lane: i, events)) }
+                    await items.send(.eventsEnded(lane: i))
                 }
-                if phase == .immediate, !cancelled {
-                    cancelled = true
-                    logger.notice("stopping now: cancelling the requests in flight", metadata: [
-                        "cause": "\(stop?.immediateCause ?? "a second stop")", "in_flight": "\(state.unsettledInLanes)",
-                    ])
-                    // No more chunks for the feeders (the sink settles new requests itself); a
-                    // feeder still sending what it holds (settled unsent at once by the drained
-                    // lane) cancels its lane after its last send; for the others, cancel now.
-                    feedersFinished = true
-                    for (i, lane) in lanes.enumerated() {
-                        feeders[i].finish()
-                        if endings[i].requestCancel() { await lane.cancel() }
+            }
+            // The clock of the disk flush and the checkpoint (not a poll: it waits for nothing).
+            // These two end when the loop is over (`cancelAll`).
+            group.addTask {
+                for await _ in AsyncTimerSequence(interval: Self.diskFlushInterval, clock: .continuous) { await items.send(.tick) }
+            }
+            if let stopPhases {
+                group.addTask {
+                    for await phase in stopPhases { await items.send(.stop(phase)) }
+                }
+            }
+
+            var machine = DeliverySinkStateMachine(lanes: lanes.count)
+            // Chunks wait here until the journal's horizon covers their lines and the lanes hold
+            // fewer than the duplicate window (docs/resume.md): a kill can then repeat at most that
+            // many sends, and a resume knows which lines they were.
+            var pending = PendingChunks(window: checkpointPlan?.duplicateWindow ?? Int.max)
+            var running = true
+
+            func perform(_ actions: [DeliverySinkStateMachine.Action]) async {
+                for action in actions {
+                    switch action {
+                    case .logStop(let immediate):
+                        logStop(state: state, settlement: settlement, immediate: immediate)
+                    case .logCancel(.immediateStop):
+                        logger.notice("stopping now: cancelling the requests in flight", metadata: [
+                            "cause": "\(stop?.immediateCause ?? "a second stop")", "in_flight": "\(state.unsettledInLanes)",
+                        ])
+                    case .logCancel(.resultsUnwritable):
+                        // Stop sending and reading (the reader ends at its next batch); everything
+                        // still settles (counted) so the run drains and ends. The files keep every
+                        // line written before the failure and the journal its last consistent
+                        // checkpoint, for a resume once there is room.
+                        logger.error("results cannot be written: stopping; the results written so far and the last checkpoint are kept (resume with --resume once the cause is fixed)", metadata: [
+                            "error": "\(state.writeFailure?.description ?? "")", "in_lanes": "\(state.unsettledInLanes)",
+                        ])
+                    case .closeSettlement:
+                        settlement.close()
+                    case .settleHeldUnsent:
+                        // Stopping: held requests never reach a lane.
+                        for held in pending.takeAll() { state.settleUnsent(held.requests, settlement: settlement) }
+                        await perform(machine.everythingHandedOver())
+                    case .drainLanes:
+                        for lane in lanes { await lane.drain() }
+                    case .finishLane(let lane):
+                        feeds[lane].end(.finish)
+                    case .cancelLaneAfterSends(let lane):
+                        feeds[lane].end(.cancel)
+                    case .cancelLane(let lane):
+                        // Its feeder is done sending; `cancel()` waits for the lane's end, so not here.
+                        let lane = lanes[lane]
+                        group.addTask { await lane.cancel() }
+                    case .finish:
+                        running = false
                     }
                 }
             }
-            if state.writeFailure != nil, !cancelled {
-                // Results cannot be written: stop sending and reading (the reader ends at its next
-                // batch); everything still settles (counted) so the run drains and ends. The
-                // files keep every line written before the failure and the journal its last
-                // consistent checkpoint, for a resume once there is room.
-                cancelled = true
-                settlement.close()
-                logger.error("results cannot be written: stopping; the results written so far and the last checkpoint are kept (resume with --resume once the cause is fixed)", metadata: [
-                    "error": "\(state.writeFailure!.description)", "in_lanes": "\(state.unsettledInLanes)",
-                ])
-                release()
-                for lane in lanes { await lane.cancel() }
+            func release() async {
+                while machine.sendsToLanes, let next = pending.next(inLanes: pending.released - state.settledByLanes) {
+                    let highest = next.requests.last.map(\.entry.line) ?? 0
+                    if highest > state.horizon(lane: next.lane) {
+                        // Moving a horizon rewrites the journal. Done for each batch as it comes,
+                        // that was a hundred writes a second (a quarter of this thread's time), so
+                        // it waits until the lanes hold less than half the window (still far more
+                        // than their streams), then covers every waiting request of this lane the
+                        // window has room for: a write per half window or per batch window, and a
+                        // resume still marks at most a window that never left.
+                        let inLanes = pending.released - state.settledByLanes
+                        // At least 1: a window of 1 (`--duplicate-window 1`) has no half, and waiting
+                        // for fewer than none would hold the chunk until the input ended, which the
+                        // held batches themselves keep from happening.
+                        guard inLanes < max(1, pending.window / 2) || machine.inputEnded else { break }
+                        let ahead = max(highest, pending.highestLine(ofNext: pending.window - max(0, inLanes), lane: next.lane))
+                        if !state.extendHorizon(lane: next.lane, to: ahead) { break }
+                    }
+                    pending.removeFirst(next.requests.count)
+                    state.handed(lane: next.lane, count: next.requests.count)
+                    feeds[next.lane].put(next.requests)
+                }
+                if pending.isEmpty { await perform(machine.everythingHandedOver()) }
             }
-            state.publish()
-            if inputEnded && lanesEnded == lanes.count { break }
-        }
-        ticker.cancel()
-        itemSink.finish()
-        state.flushToDisk()
-        state.publish(final: true)
-        for helper in helpers { await helper.value }
 
-        for lane in lanes {
-            state.attach(await lane.report(), of: lane.provider)
-        }
-        do throws(OutputFileError) {
-            return try state.close()
-        } catch {
-            throw SinkError(message: error.description)
-        }
-    }
+            for await item in items {
+                switch item {
+                case .batch(let batch):
+                    // Once the run is stopping, nothing new goes to a lane: the sink settles the
+                    // requests of batches still coming from the encoder as unsent itself.
+                    let chunks = state.accept(batch, bytes: prepared.take(sequence: batch.sequence), settlement: settlement, pool: pool, stopping: !machine.sendsToLanes)
+                    for (lane, chunk) in chunks.enumerated() where !chunk.isEmpty { pending.append(lane: lane, chunk, lastLine: batch.lastLine) }
+                    await release()
+                case .inputEnded:
+                    await perform(machine.endOfInput())
+                    await release()
+                case .events(let lane, let events):
+                    state.handle(events, lane: lane, settlement: settlement)
+                    // Group commit: a lane turn's outcomes reach the kernel together, at once, so a
+                    // kill finds the result line of nearly every device the provider accepted and a
+                    // resume sends (and marks) only what was really on the wire.
+                    state.flushToDisk()
+                    await release()
+                case .eventsEnded(let lane):
+                    // Before its feeder was told to finish or cancel it, a lane's events may not
+                    // end: it broke the contract even if it settled what it had.
+                    let (early, actions) = machine.laneEnded(lane)
+                    state.laneEnded(lane, early: early, settlement: settlement)
+                    await perform(actions)
+                case .feederSentAll(let lane):
+                    await perform(machine.feederSentAll(lane: lane))
+                case .tick:
+                    state.flushToDisk()
+                    if state.checkpointDue { state.checkpoint(sync: true) }
+                    if machine.tick() { HeapTrim.releaseFreeMemory() }
+                case .stop(let phase):
+                    await perform(machine.stop(phase))
+                }
+                if state.writeFailure != nil { await perform(machine.resultsUnwritable()) }
+                state.publish()
+                if !running { break }
+            }
+            // The clock and the stop watcher; everything else has ended or is ending (a feeder
+            // reporting to a loop that is over stops waiting, and returns from its lane's end).
+            group.cancelAll()
+            await group.waitForAll()
+            state.flushToDisk()
+            state.publish(final: true)
 
-    /// Who cancels a lane at an immediate stop: its feeder after its last `send` if it is still
-    /// sending, else the sink. Decided under one lock, so exactly one of them does, never before
-    /// the last `send`.
-    private final class FeederEnding: Sendable {
-        private let state = Mutex((cancelRequested: false, sendsDone: false))
-
-        /// The feeder sent its last chunk; true if it must cancel the lane (instead of finishing it).
-        func sendsDone() -> Bool {
-            state.withLock { state in
-                state.sendsDone = true
-                return state.cancelRequested
+            for lane in lanes {
+                state.attach(await lane.report(), of: lane.provider)
+            }
+            do throws(OutputFileError) {
+                return .success(try state.close())
+            } catch {
+                return .failure(SinkError(message: error.description))
             }
         }
-
-        /// The sink wants the lane cancelled; true if the sink must do it (the feeder is done sending).
-        func requestCancel() -> Bool {
-            state.withLock { state in
-                state.cancelRequested = true
-                return state.sendsDone
-            }
-        }
+        return try report.get()
     }
 
     /// The one line that says the stop began: why, and what is still to settle.
