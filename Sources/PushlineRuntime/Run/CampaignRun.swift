@@ -384,90 +384,19 @@ public struct CampaignRun: Sendable {
                 drainTimeoutSeconds: Int(drainTimeout.components.seconds)
             )
         }
-        let sourceOutcome = stages.source
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-
-        var report = RunReport(status: .completed, counts: RunCounts(), source: sourceOutcome, files: [], outputFolder: outputFolder, seconds: seconds)
-        if let sending {
-            report.mode = "send"
-            report.validateOnly = sending.validateOnly
+        let resumed = checkpoint.flatMap { plan in
+            plan.resumed ? (runs: plan.journal.runs, afterLine: plan.journal.settledThroughLine, horizonLine: plan.journal.horizonLine) : nil
         }
-        var stopped: String?
-        // Without the sink's counts there is nothing to reconcile.
-        var sinkFailed = false
-        switch stages.sink {
-        case .success(let sinkReport):
-            report.counts = sinkReport.counts
-            if let checkpoint, checkpoint.resumed {
-                report.resume = ResumeReport(
-                    runs: checkpoint.journal.runs, afterLine: checkpoint.journal.settledThroughLine,
-                    horizonLine: checkpoint.journal.horizonLine, settledFromRecords: sinkReport.settledFromRecords
-                )
-            }
-            report.files = sinkReport.files
-            report.delivery = sinkReport.delivery
-            let messages = sinkReport.delivery.compactMap { provider in
-                provider.stoppedBecause.map { "the \(provider.provider.rawValue) provider stopped: \($0)" }
-            }
-            if !messages.isEmpty { stopped = messages.joined(separator: "; ") }
-            if sinkReport.lostRequests > 0 || sinkReport.unknownTags > 0 || !sinkReport.lanesEndedEarly.isEmpty {
-                var broken = "a sending lane broke its contract: \(sinkReport.lostRequests) requests never settled, \(sinkReport.unknownTags) outcomes for unknown requests"
-                if !sinkReport.lanesEndedEarly.isEmpty {
-                    broken += ", events of \(sinkReport.lanesEndedEarly.map(\.rawValue).joined(separator: ", ")) ended early"
-                }
-                report.failure = broken
-                report.failureExit = .internalError
-            }
-        case .failure(let error):
-            report.failure = "writing results failed: \(error.description)"
-                + (checkpoint == nil ? "" : "; the results written before it and the last checkpoint are kept: fix the cause (free space) and continue with --resume")
-            report.failureExit = .outputError
-            sinkFailed = true
-        }
-        report.settledThroughLine = settlement.lowWaterMark
-        report.peakBatchesInFlight = settlement.peakInFlight
-        var reconcileFailure: String?
-        if !report.counts.reconciles {
-            let c = report.counts
-            // Sending outcomes are named when there are any (a dry run has none).
-            var outcomes = ""
-            if c.sentTotal > 0 { outcomes += " + \(c.sentTotal) sent" }
-            if c.invalidTokenTotal > 0 { outcomes += " + \(c.invalidTokenTotal) invalid token" }
-            if c.failedTotal > 0 { outcomes += " + \(c.failedTotal) failed" }
-            if c.unsentTotal > 0 { outcomes += " + \(c.unsentTotal) unsent" }
-            reconcileFailure = "counts do not reconcile: \(c.devices) devices read, \(c.writtenTotal) written\(outcomes) + \(c.rejectedTotal) rejected + \(c.skippedTotal) skipped"
-        } else if !report.counts.reconcilesByProvider {
-            reconcileFailure = "counts do not reconcile per provider: \(ProviderReconciliation.describe(report.counts))"
-        } else if sourceOutcome.error == nil {
-            // Every line the reader completed must have reached the sink, as a recipient or as blank.
-            let expected = sourceOutcome.physicalLines
-            if report.counts.lines + report.counts.blankLines != expected {
-                reconcileFailure = "counts do not reconcile: \(expected) lines read, \(report.counts.lines) processed + \(report.counts.blankLines) blank"
-            }
-        }
-        report.reconciled = !sinkFailed && reconcileFailure == nil
-        if report.failure == nil {
-            // A stopped provider fails the run with its message; every device still has an
-            // outcome (failed: provider_stopped), so the counts must add up all the same.
-            let reasons = [stopped, reconcileFailure].compactMap { $0 }
-            if !reasons.isEmpty {
-                report.failure = reasons.joined(separator: "; ")
-                report.failureExit = reconcileFailure != nil ? .internalError : .providerStopped
-            }
-        }
-        report.stop = stopReport
-        if report.failure != nil {
-            report.status = .failed
-        } else if stopReport != nil {
-            report.status = .stopped
-        } else if sourceOutcome.error != nil {
-            report.status = .inputError
-        } else if report.counts.failedTotal > 0 {
-            report.status = .completedWithFailures
-        } else if report.counts.rejectedTotal + report.counts.linesRejected > 0 {
-            report.status = .completedWithRejects
-        }
+        var report = RunReport.reconciling(
+            StageReports(
+                source: stages.source, sink: stages.sink, settledThroughLine: settlement.lowWaterMark,
+                peakBatchesInFlight: settlement.peakInFlight, stop: stopReport, validateOnly: sending?.validateOnly,
+                resumed: resumed, checkpointed: checkpoint != nil
+            ),
+            outputFolder: outputFolder, seconds: seconds
+        )
 
         writeSummary(&report, campaign: campaign, startedAt: startedAt)
         if checkpoint != nil { finishCheckpoint(report) }
