@@ -9,7 +9,11 @@ final class OAuthExchange: Sendable {
 
     private struct State {
         var nextSlot: UInt64 = 1
-        var waiting: [UInt64: CheckedContinuation<OAuthHTTPResponse, Never>] = [:]
+        /// A slot submitted, and its poster waiting for the answer or not yet.
+        var waiting: [UInt64: CheckedContinuation<OAuthHTTPResponse, Never>?] = [:]
+        /// Answers that came before their poster waited (the submit returns once the transport
+        /// took the request, which may already be answered).
+        var early: [UInt64: OAuthHTTPResponse] = [:]
         var ended = false
     }
 
@@ -32,8 +36,7 @@ final class OAuthExchange: Sendable {
     private func readCompletions() async {
         for await batch in transport.completions {
             for response in batch {
-                let waiter = pending.withLock { $0.waiting.removeValue(forKey: response.slot) }
-                waiter?.resume(returning: OAuthHTTPResponse(
+                answer(response.slot, with: OAuthHTTPResponse(
                     status: response.result == .response ? response.status : 0, body: response.body,
                     bodyTruncatedAt: response.bodyTruncated ? OAuthTokenResponse.bodyLimit : nil
                 ))
@@ -43,45 +46,62 @@ final class OAuthExchange: Sendable {
         let left = pending.withLock { state in
             state.ended = true
             defer { state.waiting.removeAll() }
-            return Array(state.waiting.values)
+            return state.waiting.values.compactMap { $0 }
         }
         for waiter in left { waiter.resume(returning: OAuthHTTPResponse(status: 0, body: [])) }
     }
 
-    private func notTaken(_ slot: UInt64) {
-        let waiter = pending.withLock { $0.waiting.removeValue(forKey: slot) }
-        waiter?.resume(returning: OAuthHTTPResponse(status: 0, body: []))
+    /// Hands `response` to the poster of `slot`, or keeps it until the poster waits.
+    private func answer(_ slot: UInt64, with response: OAuthHTTPResponse) {
+        let waiter = pending.withLock { state -> CheckedContinuation<OAuthHTTPResponse, Never>? in
+            guard let entry = state.waiting[slot] else { return nil }
+            guard let waiter = entry else {
+                state.early[slot] = response
+                return nil
+            }
+            state.waiting[slot] = nil
+            return waiter
+        }
+        waiter?.resume(returning: response)
     }
 
-    /// Posts the token request; status 0 when no answer came.
+    /// Posts the token request; status 0 when no answer came. Submitted from the caller's task
+    /// (it waits while the transport is full), then answered through a continuation.
     func post(_ request: OAuthTokenRequest) async -> OAuthHTTPResponse {
         // The body's bytes must live until the completion: the transport retains the owner.
         let body = request.body.withUnsafeBytes { RequestBytes(copying: $0) }
         let headers = request.headers.map { "\($0.name): \($0.value)" }
+        let slot: UInt64? = pending.withLock { state in
+            guard !state.ended else { return nil }
+            let slot = state.nextSlot
+            state.nextSlot &+= 1
+            state.waiting[slot] = .some(nil)
+            return slot
+        }
+        guard let slot else { return OAuthHTTPResponse(status: 0, body: []) }
+        let transportRequest = TransportRequest(
+            slot: slot, method: .post, url: request.url, headerLines: headers, body: body.bytes, bodyOwner: body,
+            timeoutMilliseconds: Self.timeoutMilliseconds
+        )
+        do {
+            try await transport.submit(transportRequest)
+        } catch {
+            // Not taken: no completion will come.
+            pending.withLock { _ = $0.waiting.removeValue(forKey: slot) }
+            return OAuthHTTPResponse(status: 0, body: [])
+        }
         return await withCheckedContinuation { (continuation: CheckedContinuation<OAuthHTTPResponse, Never>) in
-            let slot: UInt64? = pending.withLock { state in
-                guard !state.ended else { return nil }
-                let slot = state.nextSlot
-                state.nextSlot &+= 1
-                state.waiting[slot] = continuation
-                return slot
-            }
-            guard let slot else {
-                continuation.resume(returning: OAuthHTTPResponse(status: 0, body: []))
-                return
-            }
-            let transportRequest = TransportRequest(
-                slot: slot, method: .post, url: request.url, headerLines: headers, body: body.bytes, bodyOwner: body,
-                timeoutMilliseconds: Self.timeoutMilliseconds
-            )
-            Task {
-                do {
-                    try await self.transport.submit(transportRequest)
-                } catch {
-                    // Not taken: no completion will come.
-                    self.notTaken(slot)
+            let early = pending.withLock { state -> OAuthHTTPResponse? in
+                if let early = state.early.removeValue(forKey: slot) {
+                    state.waiting[slot] = nil
+                    return early
                 }
+                // The reader ended (answering everyone waiting) before this poster waited.
+                guard state.waiting[slot] != nil else { return OAuthHTTPResponse(status: 0, body: []) }
+                state.waiting[slot] = continuation
+                return nil
             }
+            if let early { continuation.resume(returning: early) }
         }
     }
 
