@@ -214,62 +214,17 @@ public struct CampaignRun: Sendable {
             return report
         }
 
-        // The folder belongs to this run until the summary is written: a second run is refused
-        // before it reads anything, and the previous run's results go before any of ours appear,
-        // unless they are an unfinished run's record: kept (moved aside with --force) or refused.
         let lock: OutputFolderLock
-        // The folder's finished run, when this run repeats its campaign (reported, not run again).
-        var repeated: FinishedRun?
-        var finishedRefusal: String?
-        do throws(OutputFolderError) {
-            lock = try OutputFolderLock.acquire(outputFolder, startedAt: ISO8601DateFormatter().string(from: startedAt))
-            let finished = FinishedRun.find(
-                folder: outputFolder, pipelinePath: pipeline.path, audiencePath: audiencePath, sending: sending != nil,
-                shard: campaign.shard.map { "\($0.index)/\($0.count)" }
-            )
-            if let finished, finished.sameCampaign, sending != nil, moveUnfinishedRunAside {
-                // Sending the same campaign again on purpose: only with --resend, and its record is kept.
-                guard resendAcknowledged else { throw .resendNotAcknowledged(outputFolder, sent: FinishedRun.devicesRecordedSent(lock), finished: true) }
-                let aside = try UnfinishedRun.moveAside(try lock.resultFiles(), in: outputFolder, prefix: "finished-", unixTime: Int64(startedAt.timeIntervalSince1970))
-                logger.notice("--force --resend: moved the finished run's results into \(outputFolder)/\(aside); sending the whole campaign again")
-            } else if let finished, finished.sameCampaign, resume || autoResume || sending != nil {
-                // A retry of a finished run's command: a dry run without --resume or --auto-resume
-                // is a preview and is written again; anything else reports the finished run.
-                repeated = finished
-            } else if let finished, let difference = finished.difference, resume {
-                finishedRefusal = "cannot resume: the run in \(outputFolder) finished, and it is not this campaign (\(difference)); run without --resume to replace it, or choose another output folder"
-            } else if resume {
-                // A resume continues the folder's files (checked below); nothing is moved or removed.
-            } else if let unfinished = try UnfinishedRun.find(in: lock) {
-                guard moveUnfinishedRunAside else { throw unfinished.refusal }
-                guard resendAcknowledged else { throw unfinished.resendRefusal }
-                let aside = try unfinished.moveAside(unixTime: Int64(startedAt.timeIntervalSince1970))
-                logger.notice("--force --resend: moved the results of a previous run that did not finish into \(outputFolder)/\(aside); sending the whole campaign again", metadata: [
-                    "why": "\(unfinished.evidence)", "files": "\(unfinished.files.joined(separator: ", "))",
-                    "devices_already_sent": "\(unfinished.devicesRecordedSent)",
-                ])
-            } else if let finished, let difference = finished.difference {
-                logger.info("the output folder's finished run was another campaign (\(difference)): its results are replaced")
-            }
-            let removed = resume || repeated != nil || finishedRefusal != nil ? [] : try lock.removeStaleResults()
-            if !removed.isEmpty {
-                logger.info("removed the previous run's results", metadata: ["files": "\(removed.joined(separator: ", "))"])
-            }
-        } catch {
+        switch claimOutputFolder(startedAt: startedAt, sending: sending != nil) {
+        case .claimed(let claimed):
+            lock = claimed
+        case .refused(let failure, let exit):
             var report = emptyReport()
-            report.failure = error.description
-            report.failureExit = error.code == .inUse || error.code == .unfinishedRun || error.code == .resendNotAcknowledged ? .outputFolderBusy : .outputError
+            report.failure = failure
+            report.failureExit = exit
             log(report)
             return report
-        }
-        if let finishedRefusal {
-            var report = emptyReport()
-            report.failure = finishedRefusal
-            report.failureExit = .cannotResume
-            log(report)
-            return report
-        }
-        if let repeated {
+        case .finished(let repeated):
             var report = emptyReport()
             report.status = repeated.status
             report.counts = repeated.journal.counts
@@ -307,33 +262,15 @@ public struct CampaignRun: Sendable {
         // fails the run with nothing read or sent.
         var lanes: [any DeliveryLane] = []
         if let sending {
-            // Webhook ids repeat across a message's retries and a resumed run's resend only.
-            let firstStart = checkpoint?.journal.firstStartedAt ?? ISO8601DateFormatter().string(from: startedAt)
-            for var configuration in sending.configurations where !lanes.contains(where: { $0.provider == configuration.provider }) {
-                configuration.settings.webhookIDNamespace = "\(campaign.name)\n\(firstStart)"
-                do {
-                    lanes.append(try laneFactory(configuration, campaign.routeTable))
-                } catch {
-                    for lane in lanes { await lane.cancel() }
-                    var report = emptyReport()
-                    report.failure = "cannot start the \(configuration.provider.rawValue) sender: \(error)"
-                    report.failureExit = .providerStopped
-                    writeSummary(&report, campaign: campaign, startedAt: startedAt)
-                    log(report)
-                    return report
-                }
-            }
-        }
-
-        // A checkpointed sending run writes, per provider, which devices go on the wire: after a
-        // kill, the resume marks only those (docs/resume.md, "Possible duplicates").
-        if checkpoint != nil {
-            for lane in lanes {
-                guard let wireLog = WireLogFile(folder: outputFolder, provider: lane.provider) else {
-                    logger.warning("cannot open \(WireLogFile.name(lane.provider)) in \(outputFolder): after a kill, a resume marks every device that may have left by the journal's horizon")
-                    continue
-                }
-                if !lane.recordWireSends(to: wireLog) { wireLog.remove() }
+            switch await buildLanes(sending.configurations, checkpoint: checkpoint, startedAt: startedAt) {
+            case .success(let built): lanes = built
+            case .failure(let failure):
+                var report = emptyReport()
+                report.failure = failure.message
+                report.failureExit = .providerStopped
+                writeSummary(&report, campaign: campaign, startedAt: startedAt)
+                log(report)
+                return report
             }
         }
         observer?.attach(lanes: lanes)
@@ -402,6 +339,44 @@ public struct CampaignRun: Sendable {
         if checkpoint != nil { finishCheckpoint(report) }
         log(report)
         return report
+    }
+
+    /// Why a provider's lane could not be built (the run fails with it, nothing read).
+    struct LaneStartFailure: Error {
+        var message: String
+    }
+
+    /// One lane per configured provider (the first configuration of a provider wins), each
+    /// recording its wire sends when the run keeps a checkpoint. A lane that cannot be built
+    /// cancels those built before it and fails the run.
+    private func buildLanes(
+        _ configurations: [ProviderSendConfiguration], checkpoint: CheckpointPlan?, startedAt: Date
+    ) async -> Result<[any DeliveryLane], LaneStartFailure> {
+        let campaign = pipeline.campaign
+        var lanes: [any DeliveryLane] = []
+        // Webhook ids repeat across a message's retries and a resumed run's resend only.
+        let firstStart = checkpoint?.journal.firstStartedAt ?? ISO8601DateFormatter().string(from: startedAt)
+        for var configuration in configurations where !lanes.contains(where: { $0.provider == configuration.provider }) {
+            configuration.settings.webhookIDNamespace = "\(campaign.name)\n\(firstStart)"
+            do {
+                lanes.append(try laneFactory(configuration, campaign.routeTable))
+            } catch {
+                for lane in lanes { await lane.cancel() }
+                return .failure(LaneStartFailure(message: "cannot start the \(configuration.provider.rawValue) sender: \(error)"))
+            }
+        }
+        // A checkpointed sending run writes, per provider, which devices go on the wire: after a
+        // kill, the resume marks only those (docs/resume.md, "Possible duplicates").
+        if checkpoint != nil {
+            for lane in lanes {
+                guard let wireLog = WireLogFile(folder: outputFolder, provider: lane.provider) else {
+                    logger.warning("cannot open \(WireLogFile.name(lane.provider)) in \(outputFolder): after a kill, a resume marks every device that may have left by the journal's horizon")
+                    continue
+                }
+                if !lane.recordWireSends(to: wireLog) { wireLog.remove() }
+            }
+        }
+        return .success(lanes)
     }
 
     private func writeSummary(_ report: inout RunReport, campaign: Campaign, startedAt: Date) {
