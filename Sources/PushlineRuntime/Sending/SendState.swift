@@ -5,19 +5,6 @@ import PushlineIO
 import Logging
 import CoreMetrics
 
-/// One result file of a sending run: lines are collected per event batch into `buffer` and
-/// written in one call; `flushToDisk` hands what the file buffered to the kernel.
-final class ResultFile {
-    let name: String
-    var file: OutputFile?
-    var buffer = JSONWriter(reservingCapacity: 64 << 10)
-
-    init(name: String, file: consuming OutputFile) {
-        self.name = name
-        self.file = consume file
-    }
-}
-
 /// The delivery sink's bookkeeping, used only on the sink's thread: the ledger of outstanding
 /// requests per batch, the counts, the result files, and per-provider measurements.
 final class SendState {
@@ -31,15 +18,9 @@ final class SendState {
     private let skip: [Provider: SkipReason]
     private let logger: Logger
 
-    let sent: ResultFile
-    let invalidTokens: ResultFile
-    let failed: ResultFile
-    let unsent: ResultFile
-    let rejects: ResultFile
-    /// Quiet hours' deferred lines, when the campaign has quiet hours.
-    let deferredLines: ResultFile?
-    private var resultFiles: [ResultFile] { [sent, invalidTokens, failed, unsent, rejects] + (deferredLines.map { [$0] } ?? []) }
-    private(set) var writeFailure: OutputFileError?
+    /// The result files and the first failure to write one.
+    private let files: SendResultFiles
+    var writeFailure: OutputFileError? { files.writeFailure }
 
     private(set) var counts = RunCounts()
     private var batches = BatchLedger()
@@ -88,28 +69,7 @@ final class SendState {
         folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false,
         checkpoint: CheckpointPlan? = nil, logger: Logger, observer: RunObserver? = nil
     ) throws(OutputFileError) {
-        func open(_ name: String) throws(OutputFileError) -> ResultFile {
-            let path = folder + "/" + name
-            // Who was notified: kept whatever happens to the run (a write failure, a crash), for
-            // the next run to resume from or refuse to delete (`UnfinishedRun`).
-            let options = OutputFile.Options(keepsRecord: true)
-            guard let resumed = checkpoint?.resumedPath(of: name) else { return ResultFile(name: name, file: try OutputFile(path: path, options: options)) }
-            // Results in completion order are kept whole (a torn last line dropped); unsent
-            // devices are sent by this run, so their list starts again; rejects and deferred
-            // lines follow input order and are cut at the watermark.
-            let cut: OutputFile.ResumeCut = switch name {
-            case "unsent.ndjson": .at(0)
-            case "rejects.ndjson", "deferred.ndjson": .at(resumed.mark.bytes)
-            default: .afterLastLine(atLeast: resumed.mark.bytes)
-            }
-            return ResultFile(name: name, file: try OutputFile(resuming: resumed.path, path: path, cut: cut, options: options))
-        }
-        sent = try open("sent.ndjson")
-        invalidTokens = try open("invalid-tokens.ndjson")
-        failed = try open("failed.ndjson")
-        unsent = try open("unsent.ndjson")
-        rejects = try open("rejects.ndjson")
-        deferredLines = writesDeferred ? try open("deferred.ndjson") : nil
+        files = try SendResultFiles(folder: folder, writesDeferred: writesDeferred, checkpoint: checkpoint)
         routeProvider = routes.routes.map(\.provider)
         routePlatform = routes.routes.map(\.platformName)
         var laneOf = [Int?](repeating: nil, count: Provider.allCases.count)
@@ -126,8 +86,7 @@ final class SendState {
         latencyTimers = Provider.allCases.map { provider in observer?.metrics?.latencyTimer(provider) }
         let resumed = checkpoint?.resumed == true ? checkpoint?.journal : nil
         counts = resumed?.counts ?? RunCounts()
-        let startMarks = [rejects.file?.bytesWritten ?? 0, deferredLines?.file?.bytesWritten ?? 0]
-        ledger = CheckpointLedger(watermark: resumed?.settledThroughLine ?? 0, counts: resumed?.counts ?? RunCounts(), marks: startMarks)
+        ledger = CheckpointLedger(watermark: resumed?.settledThroughLine ?? 0, counts: resumed?.counts ?? RunCounts(), marks: files.inOrderMarks)
         checkpointer = checkpoint.map(RunCheckpointer.init)
         records = checkpoint?.records
         possibleDuplicateLines = Provider.allCases.map { checkpoint?.possibleDuplicateLines($0) }
@@ -240,7 +199,7 @@ final class SendState {
                 }
             }
         }
-        flush()
+        files.flush()
     }
 
     /// Lane `lane`'s events ended. Every request it was given should have settled; if not (a
@@ -285,17 +244,17 @@ final class SendState {
         delivery[reportIndex(provider)]!.count(outcome)
         switch outcome.kind {
         case .sent:
-            ResultLines.sent(request, provider: provider, outcome: outcome, into: &sent.buffer)
+            ResultLines.sent(request, provider: provider, outcome: outcome, into: &files.sent.buffer)
             if let replacement = outcome.replacementToken {
                 // Delivered, and the device has a new token the CRM should store.
-                ResultLines.replacedToken(request, provider: provider, platform: platform(of: request), replacement: replacement, into: &invalidTokens.buffer)
+                ResultLines.replacedToken(request, provider: provider, platform: platform(of: request), replacement: replacement, into: &files.invalidTokens.buffer)
             }
         case .invalidToken:
-            ResultLines.invalidToken(request, provider: provider, platform: platform(of: request), outcome: outcome, into: &invalidTokens.buffer)
+            ResultLines.invalidToken(request, provider: provider, platform: platform(of: request), outcome: outcome, into: &files.invalidTokens.buffer)
         case .failed:
-            ResultLines.failed(request, provider: provider, outcome: outcome, into: &failed.buffer)
+            ResultLines.failed(request, provider: provider, outcome: outcome, into: &files.failed.buffer)
         case .unsent:
-            ResultLines.unsent(request, provider: provider, outcome: outcome, into: &unsent.buffer)
+            ResultLines.unsent(request, provider: provider, outcome: outcome, into: &files.unsent.buffer)
         case .skipped, .written, .rejected:
             // No result line (a lane produces neither written nor rejected).
             break
@@ -316,19 +275,18 @@ final class SendState {
             earlyLines[batch.sequence] = (batch.rejects.count > 0 ? batch.rejects.bytes : [], batch.deferred.count > 0 ? batch.deferred.bytes : [])
             return
         }
-        if batch.rejects.count > 0 { write(batch.rejects.bytes, to: rejects) }
-        if batch.deferred.count > 0, let deferredLines { write(batch.deferred.bytes, to: deferredLines) }
-        ledger.written(sequence: batch.sequence, marks: inOrderMarks)
+        if batch.rejects.count > 0 { files.write(batch.rejects.bytes, to: files.rejects) }
+        if batch.deferred.count > 0, let deferredLines = files.deferredLines { files.write(batch.deferred.bytes, to: deferredLines) }
+        ledger.written(sequence: batch.sequence, marks: files.inOrderMarks)
         nextInOrder += 1
         while let early = earlyLines.removeValue(forKey: nextInOrder) {
-            write(early.rejects, to: rejects)
-            if let deferredLines { write(early.deferred, to: deferredLines) }
-            ledger.written(sequence: nextInOrder, marks: inOrderMarks)
+            files.write(early.rejects, to: files.rejects)
+            if let deferredLines = files.deferredLines { files.write(early.deferred, to: deferredLines) }
+            ledger.written(sequence: nextInOrder, marks: files.inOrderMarks)
             nextInOrder += 1
         }
     }
 
-    private var inOrderMarks: [Int] { [rejects.file?.bytesWritten ?? 0, deferredLines?.file?.bytesWritten ?? 0] }
 
     /// The horizon the journal records for lane `lane`: no request of a later line may reach it.
     func horizon(lane: Int) -> Int { horizons[laneProviders[lane].ordinal] }
@@ -352,63 +310,19 @@ final class SendState {
     /// Writes the journal: results handed to the kernel (with `sync`, fsynced) first, so every
     /// outcome the journal counts is in a file, then the watermark, its counts and the horizons.
     func checkpoint(sync: Bool) {
-        flush()
-        guard writeFailure == nil, let checkpointer else { return }
-        var marks: [CheckpointJournal.FileMark] = []
-        do throws(OutputFileError) {
-            for file in resultFiles {
-                let bytes = try file.file!.checkpoint(sync: sync)
-                let inOrder = file === rejects ? 0 : file === deferredLines ? 1 : nil
-                marks.append(.init(
-                    name: file.name, temporaryName: DryRunSink.baseName(file.file?.temporaryPath ?? ""),
-                    bytes: inOrder.map { ledger.committedMarks[$0] } ?? bytes, cutAtMark: inOrder != nil
-                ))
-            }
-        } catch {
-            writeFailure = error
-            return
-        }
+        files.flush()
+        guard files.writeFailure == nil, let checkpointer else { return }
+        guard let marks = files.checkpointMarks(sync: sync, committedInOrder: ledger.committedMarks) else { return }
         var byProvider: [Provider: Int] = [:]
         for provider in Provider.allCases where horizons[provider.ordinal] > 0 && horizons[provider.ordinal] != Int.max {
             byProvider[provider] = horizons[provider.ordinal]
         }
         checkpointer.write(watermark: ledger.watermark, horizons: byProvider, counts: ledger.committed, files: marks, sync: sync)
-        if let failure = checkpointer.failure { writeFailure = .checkpointFailed(failure.description) }
+        if let failure = checkpointer.failure { files.fail(.checkpointFailed(failure.description)) }
     }
 
-    // MARK: Files
-
-    private func write(_ bytes: [UInt8], to file: ResultFile) {
-        guard writeFailure == nil, !bytes.isEmpty else { return }
-        do throws(OutputFileError) {
-            try file.file!.write(bytes)
-        } catch {
-            writeFailure = error
-        }
-    }
-
-    /// Writes the lines collected since the last flush (into the files' buffers).
-    func flush() {
-        for file in [sent, invalidTokens, failed, unsent] where file.buffer.count > 0 {
-            write(file.buffer.bytes, to: file)
-            file.buffer.removeAll()
-        }
-    }
-
-    /// Writes what the files buffered to the kernel: the results settled so far survive the
-    /// process being killed (in the temporary files; `UnfinishedRun` keeps them for the next run).
-    func flushToDisk() {
-        flush()
-        guard writeFailure == nil else { return }
-        for file in resultFiles {
-            do throws(OutputFileError) {
-                try file.file?.flush()
-            } catch {
-                writeFailure = error
-                return
-            }
-        }
-    }
+    /// Writes what the files buffered to the kernel (`SendResultFiles.flushToDisk`).
+    func flushToDisk() { files.flushToDisk() }
 
     /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in flight).
     var unsettledInLanes: Int {
@@ -436,13 +350,8 @@ final class SendState {
         // The last checkpoint, before the files take their final names: a stopped run resumes
         // from it (a finished one's is marked complete after the summary).
         checkpoint(sync: true)
-        if let writeFailure { throw writeFailure }
         var report = SinkReport()
-        for file in resultFiles {
-            guard let open = file.file.take() else { continue }
-            report.files.append((file.name, try open.close()))
-        }
-        report.files.sort { $0.name < $1.name }
+        report.files = try files.close()
         report.counts = counts
         report.delivery = delivery.compactMap { $0 }
         report.unknownTags = unknownTags
