@@ -8,7 +8,7 @@ protocol TransferEngine: AnyObject {
     /// response for every request that ended.
     func perform(into completions: inout [TransportResponse])
     /// Sends what the turn started, then waits for the network, a timer of its own, or `wake`,
-    /// at most `timeoutMilliseconds`, and handles what arrived. Appends responses for requests
+    /// at most `timeoutMilliseconds` (negative: no limit of the caller's), and handles what arrived. Appends responses for requests
     /// that ended meanwhile.
     func wait(timeoutMilliseconds: Int32, into completions: inout [TransportResponse])
     /// Takes a checked request (moved in: a copy would retain each of its references). One that

@@ -20,8 +20,11 @@ struct TransferLoopTurn {
     /// Nothing more will start; the loop ends once nothing is in flight.
     var ended = false
     /// The longest the loop waits for the network or a wake-up before the next turn (the host's
-    /// next deadline), 0...1000 ms.
-    var timeoutMilliseconds: Int32 = 1000
+    /// next deadline) in milliseconds, or `untilWoken`.
+    var timeoutMilliseconds: Int32 = TransferLoopTurn.untilWoken
+
+    /// No deadline of the host's: the wait ends at a wake-up, the network or the engine's timers.
+    static let untilWoken: Int32 = -1
 }
 
 /// The transfer thread: one engine (nghttp2 or libcurl), driven as

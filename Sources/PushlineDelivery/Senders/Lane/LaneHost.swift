@@ -348,14 +348,16 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         }
     }
 
-    /// Until the machine's next deadline, at most a second (curl's own timers shorten it).
+    /// Until the machine's next deadline; without one, until a wake-up (every producer, control,
+    /// credential and verdict wakes the loop), the network or the engine's own timers: nothing
+    /// polls.
     private func timeout(now: DeliveryInstant) -> Int32 {
-        guard let wakeAt, !machineEnded else { return 1000 }
+        guard let wakeAt, !machineEnded else { return TransferLoopTurn.untilWoken }
         let nanoseconds = wakeAt.nanoseconds &- now.nanoseconds
         if nanoseconds <= 0 { return 0 }
         // Rounded up: waking a little late starts the request; waking early only turns again.
         let milliseconds = (nanoseconds + 999_999) / 1_000_000
-        return Int32(Swift.min(milliseconds, 1000))
+        return Int32(Swift.min(milliseconds, Int64(Int32.max)))
     }
 
     private func currentReport() -> LaneReport {

@@ -72,8 +72,8 @@ final class CurlTransferEngine: TransferEngine {
     }
 
     func wait(timeoutMilliseconds: Int32, into completions: inout [TransportResponse]) {
-        // curl's own timers (timeouts, connects) shorten this wait as needed.
-        curl_multi_poll(multi, nil, 0, timeoutMilliseconds, nil)
+        // curl's own timers (timeouts, connects) shorten this wait as needed; `wake` ends it.
+        curl_multi_poll(multi, nil, 0, timeoutMilliseconds < 0 ? Int32.max : timeoutMilliseconds, nil)
     }
 
     func start(_ request: consuming TransportRequest, into completions: inout [TransportResponse]) {

@@ -164,8 +164,10 @@ final class NGHTTP2TransferEngine: TransferEngine {
         }
         take(into: &completions)
         guard completions.isEmpty else { return }
-        let timeout = Swift.min(Int64(timeoutMilliseconds), millisecondsUntil(nextTimer(), from: now))
-        poller.wait(timeoutMilliseconds: Int32(Swift.max(0, timeout))) { token, readable, writable in
+        let ownTimer = millisecondsUntil(nextTimer(), from: now)
+        let timeout = timeoutMilliseconds < 0 ? ownTimer : Swift.min(Int64(timeoutMilliseconds), ownTimer)
+        // No timer at all: epoll waits for the sockets and the wake-up only.
+        poller.wait(timeoutMilliseconds: timeout >= Int64(Int32.max) ? -1 : Int32(Swift.max(0, timeout))) { token, readable, writable in
             guard let connection = connections[token] else { return }
             now = Self.now()
             if writable, connection.state != .closed, let failure = connection.writable() {
