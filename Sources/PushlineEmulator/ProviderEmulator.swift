@@ -141,8 +141,14 @@ public final class ProviderEmulator: Sendable {
     /// What the emulator received and answered so far.
     public func stats() -> EmulatorStats { core.stats() }
 
+    /// Waits until `condition` holds of the stats (it is checked at every request the emulator
+    /// counts); false if `limit` passed first, a hang guard.
+    public func waitForStats(limit: Duration = .seconds(60), until condition: @escaping @Sendable (EmulatorStats) -> Bool) async -> Bool {
+        await core.state.wait(limit: limit) { condition($0.stats) }
+    }
+
     /// Forgets counters and attempt numbers: the fault plan starts over, as after a restart.
-    public func resetStats() { core.state.withLockedValue { $0.reset() } }
+    public func resetStats() { core.state.update { $0.reset() } }
 
     /// Stops accepting connections, sends GOAWAY on each open one, lets open streams finish
     /// for up to `shutdownGraceMilliseconds`, then closes everything. Safe to call twice.

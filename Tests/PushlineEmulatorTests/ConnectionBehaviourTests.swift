@@ -92,7 +92,7 @@ struct ConnectionBehaviourTests {
         _ = try await client.request("GET", "/stats")
         async let inFlight = fixture.sendAPNs(client, token: TestDevice.apns(1))
         // Stop once the server has read the request and holds its delayed answer.
-        while fixture.emulator.stats().apns.requests == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await fixture.emulator.waitForStats { $0.apns.requests > 0 })
         await fixture.emulator.stop()
         #expect(try await inFlight.status == 200)
         #expect(client.goawayLastStreamIDs.count == 1)

@@ -15,7 +15,7 @@ struct ADMEndpoint {
     static let maxRegistrationIDBytes = 4096
 
     func answer(_ request: EmulatorRequest) -> EmulatorAnswer {
-        core.state.withLockedValue { $0.countRequest(.adm) }
+        core.state.update { $0.countRequest(.adm) }
         let rest = request.path.dropFirst(Self.pathPrefix.count)
         guard core.configuration.adm != nil, rest.hasSuffix(Self.pathSuffix) else {
             return reject(404, "NotFound", token: nil)
@@ -26,7 +26,7 @@ struct ADMEndpoint {
         else { return reject(401, "AccessTokenExpired", token: nil) }
         let accessToken = String(authorization.dropFirst(7))
         let now = core.now
-        guard let expiry = core.state.withLockedValue({ $0.admAccessTokens[accessToken] }), expiry > now else {
+        guard let expiry = core.state.update({ $0.admAccessTokens[accessToken] }), expiry > now else {
             return reject(401, "AccessTokenExpired", token: nil)
         }
 

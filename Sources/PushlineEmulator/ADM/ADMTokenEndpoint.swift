@@ -34,7 +34,7 @@ struct ADMTokenEndpoint {
         let lifetime = core.configuration.accessTokenLifetimeSeconds
         let accessToken = Self.tokenPrefix + Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
         let now = core.now
-        core.state.withLockedValue {
+        core.state.update {
             $0.rememberADMAccessToken(accessToken, expiresAt: now + Int64(lifetime) * 1000, now: now)
             $0.stats.admOAuth.issued += 1
             $0.stats.statuses["200", default: 0] += 1
@@ -46,7 +46,7 @@ struct ADMTokenEndpoint {
     }
 
     private func reject(_ status: Int, _ error: String, _ description: String) -> EmulatorAnswer {
-        core.state.withLockedValue {
+        core.state.update {
             $0.stats.admOAuth.rejected += 1
             $0.stats.statuses[String(status), default: 0] += 1
         }

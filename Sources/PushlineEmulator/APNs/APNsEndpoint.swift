@@ -34,7 +34,7 @@ struct APNsEndpoint {
         // a hostile path cannot grow the per-token table with junk keys.
         let token = String(tokenText)
         let recordedToken = Self.isHex(tokenText) ? token : nil
-        core.state.withLockedValue { $0.countRequest(.apns) }
+        core.state.update { $0.countRequest(.apns) }
         guard let account = core.configuration.apns else {
             return reject(404, "BadPath", token: nil)
         }
@@ -137,7 +137,7 @@ struct APNsEndpoint {
         guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return .rejected("InvalidProviderToken") }
         let jwt = header.dropFirst(7)
         let now = core.configuration.clock.seconds
-        let cached = core.state.withLockedValue { $0.verifiedProviderTokens[String(jwt)] }
+        let cached = core.state.update { $0.verifiedProviderTokens[String(jwt)] }
         let issuedAt: Int64
         if let cached {
             issuedAt = cached
@@ -153,7 +153,7 @@ struct APNsEndpoint {
         }
         if issuedAt > ClaimTime.plus(now, Int64(core.configuration.clockSkewSeconds)) { return .rejected("InvalidProviderToken") }
         if ClaimTime.minus(now, issuedAt) > Int64(core.configuration.providerTokenMaxAgeSeconds) { return .rejected("ExpiredProviderToken") }
-        if cached == nil { core.state.withLockedValue { $0.rememberProviderToken(String(jwt), issuedAt: issuedAt) } }
+        if cached == nil { core.state.update { $0.rememberProviderToken(String(jwt), issuedAt: issuedAt) } }
         return .accepted
     }
 

@@ -9,7 +9,7 @@ struct FCMEndpoint {
     static let topLevelKeys: Set<String> = ["message", "validate_only"]
 
     func answer(_ request: EmulatorRequest) -> EmulatorAnswer {
-        core.state.withLockedValue { $0.countRequest(.fcm) }
+        core.state.update { $0.countRequest(.fcm) }
         // /v1/projects/<project>/messages:send
         let rest = request.path.dropFirst("/v1/projects/".count)
         guard let account = core.configuration.fcm,
@@ -27,7 +27,7 @@ struct FCMEndpoint {
         }
         let accessToken = String(authorization.dropFirst(7))
         let now = core.now
-        let expiry = core.state.withLockedValue { $0.accessTokens[accessToken] }
+        let expiry = core.state.update { $0.accessTokens[accessToken] }
         guard let expiry, expiry > now else {
             return reject(401, "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.", "UNAUTHENTICATED", nil, token: nil)
         }

@@ -58,7 +58,7 @@ struct OAuthEndpoint {
         let lifetime = core.configuration.accessTokenLifetimeSeconds
         let accessToken = "ya29.emulator." + Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
         let nowMilliseconds = core.now
-        core.state.withLockedValue {
+        core.state.update {
             $0.rememberAccessToken(accessToken, expiresAt: nowMilliseconds + Int64(lifetime) * 1000, now: nowMilliseconds)
             $0.stats.oauth.issued += 1
             $0.stats.statuses["200", default: 0] += 1
@@ -74,7 +74,7 @@ struct OAuthEndpoint {
     }
 
     private func reject(_ status: Int, _ error: String, _ description: String) -> EmulatorAnswer {
-        core.state.withLockedValue {
+        core.state.update {
             $0.stats.oauth.rejected += 1
             $0.stats.statuses[String(status), default: 0] += 1
         }

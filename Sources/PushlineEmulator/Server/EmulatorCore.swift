@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 /// ADM, webhook, OAuth or stats endpoint and keeps the shared state. Thread-safe; one per emulator.
 final class EmulatorCore: Sendable {
     let configuration: EmulatorConfiguration
-    let state: NIOLockedValueBox<EmulatorState>
+    let state: Watched<EmulatorState>
     /// The bound port, set once after bind: the OAuth endpoint accepts its own URL as audience,
     /// VAPID tokens must name the origin.
     let boundPort = NIOLockedValueBox(0)
@@ -14,7 +14,7 @@ final class EmulatorCore: Sendable {
     init(configuration: EmulatorConfiguration, records: RecordFiles = RecordFiles()) {
         self.configuration = configuration
         self.records = records
-        state = NIOLockedValueBox(EmulatorState(maxRememberedWebhookIDs: configuration.maxRememberedWebhookIDs))
+        state = Watched(EmulatorState(maxRememberedWebhookIDs: configuration.maxRememberedWebhookIDs))
     }
 
     var now: Int64 { configuration.clock.milliseconds }
@@ -52,18 +52,18 @@ final class EmulatorCore: Sendable {
             guard request.method == "POST" else { return .json(405, #"{"error":"use POST /stats/reset"}"#) }
             return reset()
         default:
-            state.withLockedValue { $0.record(nil, token: nil, status: "404", label: "404") }
+            state.update { $0.record(nil, token: nil, status: "404", label: "404") }
             return .json(404, #"{"reason":"BadPath"}"#)
         }
     }
 
     private func reset() -> EmulatorAnswer {
-        state.withLockedValue { $0.reset() }
+        state.update { $0.reset() }
         return .json(200, #"{"reset":true}"#)
     }
 
     func stats() -> EmulatorStats {
-        state.withLockedValue { $0.stats }
+        state.update { $0.stats }
     }
 
     func statsJSON() -> [UInt8] {
@@ -72,22 +72,22 @@ final class EmulatorCore: Sendable {
     }
 
     func connectionOpened() {
-        state.withLockedValue {
+        state.update {
             $0.stats.connectionsOpened += 1
             $0.stats.connectionsOpen += 1
         }
     }
 
     func connectionClosed() {
-        state.withLockedValue { $0.stats.connectionsOpen -= 1 }
+        state.update { $0.stats.connectionsOpen -= 1 }
     }
 
     func streamOpened() {
-        state.withLockedValue { $0.stats.streams += 1 }
+        state.update { $0.stats.streams += 1 }
     }
 
     func goawaySent() {
-        state.withLockedValue { $0.stats.goawaysSent += 1 }
+        state.update { $0.stats.goawaysSent += 1 }
     }
 
     /// Answers a valid request: the fault plan's answer for this attempt, or `normal`.
@@ -96,7 +96,7 @@ final class EmulatorCore: Sendable {
         normal: (_ attempt: Int) -> (EmulatorAnswer, label: String, delivered: Bool, validated: Bool),
         fault: (InjectedFault, _ attempt: Int) -> (EmulatorAnswer, label: String)
     ) -> EmulatorAnswer {
-        let attempt = state.withLockedValue { $0.nextAttempt(provider, token) }
+        let attempt = state.update { $0.nextAttempt(provider, token) }
         var answer: EmulatorAnswer
         let label: String
         var delivered = false
@@ -111,7 +111,7 @@ final class EmulatorCore: Sendable {
         answer.authenticated = true
         answer.latencyMilliseconds = configuration.faults.latency(for: provider, token: token, attempt: attempt)
         let status = answer.statusText
-        state.withLockedValue { $0.record(provider, token: token, status: status, label: label, delivered: delivered, validated: validated) }
+        state.update { $0.record(provider, token: token, status: status, label: label, delivered: delivered, validated: validated) }
         return answer
     }
 
@@ -134,7 +134,7 @@ final class EmulatorCore: Sendable {
 
     /// Records an answer given before the fault decision (a rejected request).
     func recordRejected(_ provider: EmulatedProvider, token: String?, answer: EmulatorAnswer, label: String) -> EmulatorAnswer {
-        state.withLockedValue { $0.record(provider, token: token, status: answer.statusText, label: label) }
+        state.update { $0.record(provider, token: token, status: answer.statusText, label: label) }
         return answer
     }
 

@@ -40,7 +40,7 @@ struct VAPIDCheck {
 
         let now = core.configuration.clock.seconds
         let text = String(token)
-        let cached = core.state.withLockedValue { $0.verifiedVAPIDTokens[text] }
+        let cached = core.state.update { $0.verifiedVAPIDTokens[text] }
         let expiry: Int64
         if let cached {
             expiry = cached
@@ -56,7 +56,7 @@ struct VAPIDCheck {
         if ClaimTime.minus(expiry, now) > Self.maxLifetimeSeconds {
             return .rejected(status: 401, reason: "BadExpiration", message: "the VAPID token's exp is more than 24 hours ahead")
         }
-        if cached == nil { core.state.withLockedValue { $0.rememberVAPIDToken(text, expiresAt: expiry) } }
+        if cached == nil { core.state.update { $0.rememberVAPIDToken(text, expiresAt: expiry) } }
         return .accepted
     }
 

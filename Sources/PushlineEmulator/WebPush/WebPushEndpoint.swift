@@ -17,7 +17,7 @@ struct WebPushEndpoint {
     static let singleHeaders = ["ttl", "urgency", "topic", "content-encoding"]
 
     func answer(_ request: EmulatorRequest) -> EmulatorAnswer {
-        core.state.withLockedValue { $0.countRequest(.webpush) }
+        core.state.update { $0.countRequest(.webpush) }
         let id = String(request.path.dropFirst("/push/".count))
         // Only known subscriptions are recorded under their id: a hostile path cannot grow the
         // per-token table.

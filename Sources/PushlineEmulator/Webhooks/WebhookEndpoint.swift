@@ -15,7 +15,7 @@ struct WebhookEndpoint {
     static let headers = ["webhook-id", "webhook-timestamp", "webhook-signature"]
 
     func answer(_ request: EmulatorRequest) -> EmulatorAnswer {
-        core.state.withLockedValue { $0.stats.webhooks.requests += 1 }
+        core.state.update { $0.stats.webhooks.requests += 1 }
         let channel = String(request.path.dropFirst(Self.pathPrefix.count))
         guard let account = core.configuration.webhooks, Self.isChannel(channel) else { return reject(404, "not_found") }
         guard request.method == "POST" else { return reject(405, "method_not_allowed") }
@@ -46,7 +46,7 @@ struct WebhookEndpoint {
         // and the channel is counted under its name.
         guard Self.isMessage(request.body) else { return reject(400, "invalid_body", channel: channel, authenticated: true) }
         let key = WebhookLedger.key(id)
-        let attempt = core.state.withLockedValue { $0.webhookLedger.nextAttempt(key) }
+        let attempt = core.state.update { $0.webhookLedger.nextAttempt(key) }
         var answer: EmulatorAnswer
         let label: String
         var outcome = EmulatorState.WebhookOutcome.answered
@@ -58,18 +58,18 @@ struct WebhookEndpoint {
         answer.authenticated = true
         answer.latencyMilliseconds = core.configuration.faults.latency(for: .webhook, token: id, attempt: attempt)
         let status = answer.statusText
-        core.state.withLockedValue { $0.recordWebhook(channel: channel, status: status, label: label, outcome: outcome) }
+        core.state.update { $0.recordWebhook(channel: channel, status: status, label: label, outcome: outcome) }
         return answer
     }
 
     /// 200 `{}` for a first delivery (recorded) and for a retry of a delivered id (a duplicate).
     private func deliver(id: String, key: WebhookLedger.Key, channel: String, body: [UInt8]) -> (EmulatorAnswer, String, EmulatorState.WebhookOutcome) {
-        let first = core.state.withLockedValue { $0.webhookLedger.markDelivered(key) }
+        let first = core.state.update { $0.webhookLedger.markDelivered(key) }
         guard first else { return (.json(200, "{}"), "200 duplicate", .duplicate) }
         if let file = core.records.webhooks,
            !file.append(head: "{\"id\":\(JSONText.quoted(id)),\"path\":\(JSONText.quoted(channel)),\"body\":", json: body) {
             // Not delivered: a test reading the record must not miss a message it was told arrived.
-            core.state.withLockedValue { $0.webhookLedger.unmarkDelivered(key) }
+            core.state.update { $0.webhookLedger.unmarkDelivered(key) }
             return (Self.error(500, "record_failed"), "500 record_failed", .answered)
         }
         return (.json(200, "{}"), "200", .delivered)
@@ -95,7 +95,7 @@ struct WebhookEndpoint {
     ) -> EmulatorAnswer {
         var answer = Self.error(status, code)
         answer.authenticated = authenticated
-        core.state.withLockedValue { $0.recordWebhook(channel: channel, status: String(status), label: "\(status) \(code)", outcome: outcome) }
+        core.state.update { $0.recordWebhook(channel: channel, status: String(status), label: "\(status) \(code)", outcome: outcome) }
         return answer
     }
 

@@ -12,7 +12,7 @@ import Testing
 struct LaneDrainTests {
     /// Reads a lane's events into a `LaneRun` while the test drives the lane.
     final class EventReader: Sendable {
-        private final class Box: Sendable { let run = Mutex(LaneRun()) }
+        private final class Box: Sendable { let run = Watched(LaneRun()) }
         private let box = Box()
         private let task: Task<Void, Never>
 
@@ -20,7 +20,7 @@ struct LaneDrainTests {
             let box = self.box
             task = Task {
                 for await events in lane.events {
-                    box.run.withLock { run in
+                    box.run.update { run in
                         for event in events {
                             switch event {
                             case .deferred(let tag, _):
@@ -36,7 +36,7 @@ struct LaneDrainTests {
             }
         }
 
-        var snapshot: LaneRun { box.run.withLock { $0 } }
+        var snapshot: LaneRun { box.run.value }
 
         /// Waits for the events to end (the lane's contract after finish / cancel).
         func ended() async -> LaneRun {
@@ -44,15 +44,13 @@ struct LaneDrainTests {
             return snapshot
         }
 
-        /// Waits until `condition` holds for what was reported so far; `limit` guards a hang.
-        func waitUntil(_ what: String, limit: Duration = .seconds(60), _ condition: (LaneRun) -> Bool) async throws {
-            let deadline = ContinuousClock.now + limit
-            while !condition(snapshot) {
-                guard ContinuousClock.now < deadline else {
-                    Issue.record("hang guard: no \(what) after \(limit): \(snapshot.counts), \(snapshot.deferred.count) deferred")
-                    throw CancellationError()
-                }
-                try await Task.sleep(for: .milliseconds(10))
+        /// Waits until `condition` holds for what was reported so far (checked at each batch of
+        /// events); `limit` guards a hang.
+        func waitUntil(_ what: String, limit: Duration = .seconds(60), _ condition: @escaping @Sendable (LaneRun) -> Bool) async throws {
+            guard await box.run.wait(limit: limit, until: condition) else {
+                let snapshot = self.snapshot
+                Issue.record("hang guard: no \(what) after \(limit): \(snapshot.counts), \(snapshot.deferred.count) deferred")
+                throw CancellationError()
             }
         }
     }
@@ -157,13 +155,9 @@ struct LaneDrainTests {
     }
 
     private func waitForRequests(_ harness: LaneHarness, _ count: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while harness.emulator.stats().apns.requests < count {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("hang guard: the emulator got no request in 60 s")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        guard await harness.emulator.waitForStats(until: { $0.apns.requests >= count }) else {
+            Issue.record("hang guard: the emulator got fewer than \(count) requests in 60 s")
+            throw CancellationError()
         }
     }
 }

@@ -165,7 +165,7 @@ private func append(_ text: String, to writer: inout JSONWriter) {
 }
 
 /// What a lane reported about each request.
-struct LaneRun {
+struct LaneRun: Sendable {
     var settled: [UInt64: SettledRequest] = [:]
     var deferred: Set<UInt64> = []
     /// Protocol violations seen (a second settle, a defer after the settle, a second defer).

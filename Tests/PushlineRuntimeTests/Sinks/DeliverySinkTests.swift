@@ -277,12 +277,8 @@ struct DeliverySinkSettlementTests {
         let gateOpened = Flag()
         let apns = ScriptedLane(provider: .apns, sendGate: {
             guard !gateOpened.isSet else { return }
-            // A hang guard only: it ends as soon as FCM is past line 30, however busy the machine.
-            let deadline = ContinuousClock.now + .seconds(120)
-            while await fcm.highestLine < 30, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-            if await fcm.highestLine >= 30 { gateOpened.set() }
+            // Waits for FCM to be past line 30 (the limit is a hang guard only).
+            if await fcm.handedThrough.wait(limit: .seconds(120), until: { $0 >= 30 }) { gateOpened.set() }
         }) { _ in .settle(.sent(providerID: "a", attempts: 1)) }
         let report = try await runSend(lines: lines, lanes: [apns, fcm], batchLines: 10, workers: 1, in: scratch)
         #expect(gateOpened.isSet, "FCM got line 30 while APNs's first send was suspended")

@@ -43,7 +43,11 @@ actor ScriptedLane: DeliveryLane {
     private var laneReport: LaneReport
 
     /// Highest line handed over so far.
-    private(set) var highestLine = 0
+    private(set) var highestLine = 0 {
+        didSet { handedThrough.update { $0 = highestLine } }
+    }
+    /// `highestLine`, for a test to wait on from outside the actor.
+    nonisolated let handedThrough = Watched(0)
     /// For each deferred request, the highest line the lane had been handed when it settled it.
     private(set) var highestLineAtRelease: [Int] = []
     /// Deferred requests still waiting when `finish()` came (their wait did not end by itself).
