@@ -13,12 +13,15 @@ final class ProviderLane: DeliveryLane {
     private let hosts: [LaneHost]
     /// Own the transfer threads the hosts run on.
     private let transports: [HTTP2Transport]
+    /// FCM's and ADM's token exchange, shared by the hosts: shut down once they all ended.
+    private let oauth: OAuthExchange?
 
-    init(provider: Provider, events: AsyncStream<[SendEvent]>, hosts: [LaneHost], transports: [HTTP2Transport]) {
+    init(provider: Provider, events: AsyncStream<[SendEvent]>, hosts: [LaneHost], transports: [HTTP2Transport], oauth: OAuthExchange? = nil) {
         self.provider = provider
         self.events = events
         self.hosts = hosts
         self.transports = transports
+        self.oauth = oauth
     }
 
     /// Splits `requests` evenly over the transfer threads (in order within each share).
@@ -38,11 +41,18 @@ final class ProviderLane: DeliveryLane {
         }
     }
 
-    func finish() async { await each(.finish) }
+    /// Returns once every host ended (the events have ended) and the token exchange is shut down.
+    func finish() async {
+        await each(.finish)
+        await oauth?.shutdown()
+    }
 
     func drain() async { await each(.drain) }
 
-    func cancel() async { await each(.cancel) }
+    func cancel() async {
+        await each(.cancel)
+        await oauth?.shutdown()
+    }
 
     func recordWireSends(to log: any WireLog) -> Bool {
         for host in hosts { host.attach(wireLog: log) }
@@ -70,23 +80,18 @@ final class LaneEventsEnd: Sendable {
     /// Threads still running; the stream is finished once it reaches 0.
     private let remaining: Mutex<Int>
     private let output: AsyncStream<[SendEvent]>.Continuation
-    private let onEnd: @Sendable () async -> Void
 
-    init(hosts: Int, output: AsyncStream<[SendEvent]>.Continuation, onEnd: @escaping @Sendable () async -> Void) {
+    init(hosts: Int, output: AsyncStream<[SendEvent]>.Continuation) {
         remaining = Mutex(hosts)
         self.output = output
-        self.onEnd = onEnd
     }
 
-    /// One thread ended; returns once the lane's shared parts are shut down if it was the last.
-    func hostEnded() async {
-        let last = remaining.withLock { count -> Bool in
+    /// One thread ended; the last one finishes the lane's events.
+    func hostEnded() {
+        remaining.withLock { count in
             count -= 1
             if count == 0 { output.finish() }
-            return count == 0
         }
-        guard last else { return }
-        await onEnd()
     }
 
     /// Emits `events` for a thread that has already ended (requests handed to it as it ended),

@@ -160,7 +160,7 @@ public enum ProviderSenders {
         // Each transfer thread: its share of the connections and the rate, a machine, a host and
         // a transport of its own; their events go into the lane's one stream.
         let threads = Swift.min(Swift.max(settings.transferThreads, 1), settings.connections)
-        let ended = LaneEventsEnd(hosts: threads, output: output, onEnd: { await exchange?.shutdown() })
+        let ended = LaneEventsEnd(hosts: threads, output: output)
         var hosts: [LaneHost] = []
         var transports: [HTTP2Transport] = []
         for thread in 0..<threads {
@@ -186,13 +186,13 @@ public enum ProviderSenders {
                 hosts.append(host)
                 transports.append(transport)
             } catch {
-                // Those already started end with nothing to send.
-                for host in hosts { Task { await host.control(.cancel) } }
-                if hosts.isEmpty, let oauth { Task { await oauth.shutdown() } }
+                // Those already started end with nothing to send; nobody waits for them.
+                for host in hosts { host.requestCancel() }
+                oauth?.requestShutdown()
                 throw .transport(provider: provider.rawValue, detail: error.description)
             }
         }
-        return ProviderLane(provider: provider, events: events, hosts: hosts, transports: transports)
+        return ProviderLane(provider: provider, events: events, hosts: hosts, transports: transports, oauth: exchange)
     }
 }
 

@@ -156,7 +156,8 @@ public final class HTTP2Transport: Sendable {
         }
     }
 
-    private func requestShutdown(_ mode: ShutdownMode) {
+    /// Starts the shutdown (`shutdown` without the wait for the thread's end).
+    func requestShutdown(_ mode: ShutdownMode) {
         let released = loop.shared.withLock { state in
             switch (state.phase, mode) {
             case (.running, .finishInFlight): state.phase = .draining

@@ -26,7 +26,7 @@ struct LaneHostTests {
             )
             let host = LaneHost(
                 machine: machine, authenticator: .apns(APNsProviderTokenSource(key: key, clock: clock), keyID: key.keyID, teamID: key.teamID),
-                clock: clock, output: output, logger: nil, ended: LaneEventsEnd(hosts: 1, output: output, onEnd: {})
+                clock: clock, output: output, logger: nil, ended: LaneEventsEnd(hosts: 1, output: output)
             )
             let transport = try HTTP2Transport(TransportConfiguration(connections: 1, streamsPerConnection: 10), host: host)
             host.attach(transport)

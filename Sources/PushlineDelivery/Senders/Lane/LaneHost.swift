@@ -165,6 +165,16 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         }
     }
 
+    /// Cancel without waiting for the end (a lane whose construction failed after this host
+    /// started: nobody will read its events).
+    func requestCancel() {
+        let closed = inbox.withLock { inbox -> Bool in
+            if !inbox.closed { inbox.control.append(.cancel) }
+            return inbox.closed
+        }
+        if !closed { wake() }
+    }
+
     func report() -> LaneReport {
         var report = inbox.withLock { $0.report }
         report.connectionsOpened = transport.withLock { $0.transport }?.counters.connectionsOpened ?? 0
@@ -282,12 +292,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             inbox.roomWaiters = []
             return (ends, rooms)
         }
-        let ended = self.ended
-        Task {
-            await ended.hostEnded()
-            for waiter in ends { waiter.resume() }
-        }
-        for waiter in rooms { waiter.resume() }
+        ended.hostEnded()
+        for waiter in ends + rooms { waiter.resume() }
     }
 
     private func apply(_ control: Control, now: DeliveryInstant) {

@@ -1,20 +1,19 @@
 import Synchronization
 
 /// The OAuth exchange (FCM, ADM) over its own small HTTP/2 transport (the token endpoint is usually
-/// another host than FCM's): one request at a time in practice (`OAuthAccessTokenProvider` runs
-/// one fetch at a time), each answered through a continuation keyed by its slot.
+/// another host than FCM's). One post at a time (`OAuthAccessTokenProvider` fetches one token at
+/// a time; the gate makes it so for any caller), and the poster reads the transport's
+/// completions itself until its answer: no task of the exchange's own, nothing to hand answers
+/// between.
 final class OAuthExchange: Sendable {
     private let transport: HTTP2Transport
-    private let pending = Mutex<State>(State())
+    private let gate = Mutex<Gate>(Gate())
 
-    private struct State {
+    private struct Gate {
+        var busy = false
+        /// Posters waiting for their turn, first come first served.
+        var waiters: [CheckedContinuation<Void, Never>] = []
         var nextSlot: UInt64 = 1
-        /// A slot submitted, and its poster waiting for the answer or not yet.
-        var waiting: [UInt64: CheckedContinuation<OAuthHTTPResponse, Never>?] = [:]
-        /// Answers that came before their poster waited (the submit returns once the transport
-        /// took the request, which may already be answered).
-        var early: [UInt64: OAuthHTTPResponse] = [:]
-        var ended = false
     }
 
     static let timeoutMilliseconds = 30_000
@@ -30,55 +29,20 @@ final class OAuthExchange: Sendable {
         configuration.engine = .curl
         configuration.proxy = proxy
         transport = try HTTP2Transport(configuration)
-        Task { await self.readCompletions() }
     }
 
-    private func readCompletions() async {
-        for await batch in transport.completions {
-            for response in batch {
-                answer(response.slot, with: OAuthHTTPResponse(
-                    status: response.result == .response ? response.status : 0, body: response.body,
-                    bodyTruncatedAt: response.bodyTruncated ? OAuthTokenResponse.bodyLimit : nil
-                ))
-            }
-        }
-        // Ended: anything still waiting gets "no answer".
-        let left = pending.withLock { state in
-            state.ended = true
-            defer { state.waiting.removeAll() }
-            return state.waiting.values.compactMap { $0 }
-        }
-        for waiter in left { waiter.resume(returning: OAuthHTTPResponse(status: 0, body: [])) }
-    }
-
-    /// Hands `response` to the poster of `slot`, or keeps it until the poster waits.
-    private func answer(_ slot: UInt64, with response: OAuthHTTPResponse) {
-        let waiter = pending.withLock { state -> CheckedContinuation<OAuthHTTPResponse, Never>? in
-            guard let entry = state.waiting[slot] else { return nil }
-            guard let waiter = entry else {
-                state.early[slot] = response
-                return nil
-            }
-            state.waiting[slot] = nil
-            return waiter
-        }
-        waiter?.resume(returning: response)
-    }
-
-    /// Posts the token request; status 0 when no answer came. Submitted from the caller's task
-    /// (it waits while the transport is full), then answered through a continuation.
+    /// Posts the token request and waits for its answer (the transport's timeout bounds the
+    /// wait); status 0 when no answer came.
     func post(_ request: OAuthTokenRequest) async -> OAuthHTTPResponse {
+        await enter()
+        defer { leave() }
+        let slot = gate.withLock { gate in
+            defer { gate.nextSlot &+= 1 }
+            return gate.nextSlot
+        }
         // The body's bytes must live until the completion: the transport retains the owner.
         let body = request.body.withUnsafeBytes { RequestBytes(copying: $0) }
         let headers = request.headers.map { "\($0.name): \($0.value)" }
-        let slot: UInt64? = pending.withLock { state in
-            guard !state.ended else { return nil }
-            let slot = state.nextSlot
-            state.nextSlot &+= 1
-            state.waiting[slot] = .some(nil)
-            return slot
-        }
-        guard let slot else { return OAuthHTTPResponse(status: 0, body: []) }
         let transportRequest = TransportRequest(
             slot: slot, method: .post, url: request.url, headerLines: headers, body: body.bytes, bodyOwner: body,
             timeoutMilliseconds: Self.timeoutMilliseconds
@@ -86,23 +50,51 @@ final class OAuthExchange: Sendable {
         do {
             try await transport.submit(transportRequest)
         } catch {
-            // Not taken: no completion will come.
-            pending.withLock { _ = $0.waiting.removeValue(forKey: slot) }
+            // Not taken (shut down, or malformed): no completion will come.
             return OAuthHTTPResponse(status: 0, body: [])
         }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<OAuthHTTPResponse, Never>) in
-            let early = pending.withLock { state -> OAuthHTTPResponse? in
-                if let early = state.early.removeValue(forKey: slot) {
-                    state.waiting[slot] = nil
-                    return early
+        for await batch in transport.completions {
+            // One post at a time: every answer is this slot's.
+            for response in batch where response.slot == slot {
+                return OAuthHTTPResponse(
+                    status: response.result == .response ? response.status : 0, body: response.body,
+                    bodyTruncatedAt: response.bodyTruncated ? OAuthTokenResponse.bodyLimit : nil
+                )
+            }
+        }
+        // The transport ended before answering.
+        return OAuthHTTPResponse(status: 0, body: [])
+    }
+
+    private func enter() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = gate.withLock { gate -> Bool in
+                guard gate.busy else {
+                    gate.busy = true
+                    return true
                 }
-                // The reader ended (answering everyone waiting) before this poster waited.
-                guard state.waiting[slot] != nil else { return OAuthHTTPResponse(status: 0, body: []) }
-                state.waiting[slot] = continuation
+                gate.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Hands the turn to the next poster, or frees the gate.
+    private func leave() {
+        let next = gate.withLock { gate -> CheckedContinuation<Void, Never>? in
+            guard !gate.waiters.isEmpty else {
+                gate.busy = false
                 return nil
             }
-            if let early { continuation.resume(returning: early) }
+            return gate.waiters.removeFirst()
         }
+        next?.resume()
+    }
+
+    /// Starts the shutdown without waiting for the transfer thread's end.
+    func requestShutdown() {
+        transport.requestShutdown(.cancelInFlight)
     }
 
     func shutdown() async {
