@@ -12,9 +12,10 @@ protocol LaneGroupSource: Sendable {
     /// audience names).
     var keysRemembered: Int { get }
     var overflow: DeliveryOutcome { get }
-    /// The lane of a new key, made from its first request (`lanesMade` lanes exist), or the
-    /// outcome every request of the key settles with unsent.
-    mutating func make(key: String, sample: OutgoingRequest, lanesMade: Int) -> LaneGroupMember
+    /// The lane of a new key, made from its first request (`lanesMade` lanes exist), its events
+    /// going straight into `events` (the group's stream), or the outcome every request of the
+    /// key settles with unsent.
+    mutating func make(key: String, sample: OutgoingRequest, lanesMade: Int, events: LaneEventsInto) -> LaneGroupMember
 }
 
 enum LaneGroupMember: Sendable {
@@ -24,8 +25,8 @@ enum LaneGroupMember: Sendable {
 }
 
 /// One provider sent through several `ProviderLane`s, one per key (a push service origin, a
-/// webhook channel), each with its own connections, rate and credentials; their events are
-/// merged into one stream. A request is settled here, never sent, when its key is refused;
+/// webhook channel), each with its own connections, rate and credentials; their transfer
+/// threads yield their events straight into the group's one stream (nothing forwards them). A request is settled here, never sent, when its key is refused;
 /// once the run stops (a drain or a cancel) a request of a key without a lane, or any request
 /// after a cancel, is settled unsent (never attempted), as the lanes themselves settle theirs.
 actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
@@ -45,7 +46,6 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     private var phase = Phase.open
     private var members: [String: LaneGroupMember] = [:]
     private var lanes: [ProviderLane] = []
-    private var forwarding = 0
     private var ended = false
     /// Given to every lane the group makes (set before the first `send`).
     private nonisolated let wireLog = Mutex<(any WireLog)?>(nil)
@@ -101,11 +101,10 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
         }
         if let known = members[key] { return known }
         guard members.count < source.keysRemembered else { return .refused(source.overflow) }
-        let made = source.make(key: key, sample: sample, lanesMade: lanes.count)
+        let made = source.make(key: key, sample: sample, lanesMade: lanes.count, events: LaneEventsInto(output))
         if case .lane(let lane) = made {
             if let log = wireLog.withLock({ $0 }) { _ = lane.recordWireSends(to: log) }
             lanes.append(lane)
-            forward(lane)
         }
         members[key] = made
         return made
@@ -115,23 +114,10 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
         output.yield(requests.map { .settled(SettledRequest(request: $0, provider: provider, outcome: outcome, latency: nil, wasDeferred: false)) })
     }
 
-    private func forward(_ lane: ProviderLane) {
-        forwarding += 1
-        let output = self.output
-        // Off the actor: forwarding never waits behind a `send`.
-        Task.detached {
-            for await batch in lane.events { output.yield(batch) }
-            await self.forwarderEnded()
-        }
-    }
-
-    private func forwarderEnded() {
-        forwarding -= 1
-        endIfDone()
-    }
-
+    /// After `finish()` or `cancel()` returned from every lane, each lane's threads ended and
+    /// their events are in the stream: it ends.
     private func endIfDone() {
-        guard !ended, phase == .finished || phase == .cancelled, forwarding == 0 else { return }
+        guard !ended, phase == .finished || phase == .cancelled else { return }
         ended = true
         output.finish()
     }

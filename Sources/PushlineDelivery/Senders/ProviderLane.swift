@@ -80,17 +80,20 @@ final class LaneEventsEnd: Sendable {
     /// Threads still running; the stream is finished once it reaches 0.
     private let remaining: Mutex<Int>
     private let output: AsyncStream<[SendEvent]>.Continuation
+    /// The stream is the lane's own (false: a `LaneGroup`'s, which ends it itself).
+    private let ownsOutput: Bool
 
-    init(hosts: Int, output: AsyncStream<[SendEvent]>.Continuation) {
+    init(hosts: Int, output: AsyncStream<[SendEvent]>.Continuation, ownsOutput: Bool = true) {
         remaining = Mutex(hosts)
         self.output = output
+        self.ownsOutput = ownsOutput
     }
 
-    /// One thread ended; the last one finishes the lane's events.
+    /// One thread ended; the last one finishes the lane's events (its own stream).
     func hostEnded() {
         remaining.withLock { count in
             count -= 1
-            if count == 0 { output.finish() }
+            if count == 0, ownsOutput { output.finish() }
         }
     }
 
@@ -103,4 +106,11 @@ final class LaneEventsEnd: Sendable {
             return true
         }
     }
+}
+
+/// The stream a group's member lane yields its events into: the group's own.
+struct LaneEventsInto: Sendable {
+    let output: AsyncStream<[SendEvent]>.Continuation
+
+    init(_ output: AsyncStream<[SendEvent]>.Continuation) { self.output = output }
 }

@@ -150,17 +150,20 @@ public enum ProviderSenders {
     static func lane(
         provider: Provider, settings: SenderSettings, routes: LaneRoutes, authenticator: LaneAuthenticator, oauth: OAuthExchange?,
         clock: any DeliveryClock, seed: UInt64, logger: (@Sendable (String) -> Void)?, pinnedAddresses: [String] = [],
-        allowsHTTP1: Bool = false, engine: EngineChoice? = nil
+        allowsHTTP1: Bool = false, engine: EngineChoice? = nil, eventsInto group: LaneEventsInto? = nil
     ) throws(SenderError) -> ProviderLane {
         let chosen = engine ?? EngineChoice.decide(transport: settings.transport, proxy: settings.proxy, host: "", port: 443, variables: settings.proxyVariables)
         // Every request yields at most two events, and the run's batch window bounds the
         // requests given to a lane whose events are not yet read (docs/delivery.md).
-        let (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
+        let (ownEvents, ownOutput) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
+        // A group's member yields into the group's stream; its own stays empty and ended.
+        let output = group?.output ?? ownOutput
+        if group != nil { ownOutput.finish() }
         let exchange = oauth
         // Each transfer thread: its share of the connections and the rate, a machine, a host and
         // a transport of its own; their events go into the lane's one stream.
         let threads = Swift.min(Swift.max(settings.transferThreads, 1), settings.connections)
-        let ended = LaneEventsEnd(hosts: threads, output: output)
+        let ended = LaneEventsEnd(hosts: threads, output: output, ownsOutput: group == nil)
         var hosts: [LaneHost] = []
         var transports: [HTTP2Transport] = []
         for thread in 0..<threads {
@@ -192,7 +195,7 @@ public enum ProviderSenders {
                 throw .transport(provider: provider.rawValue, detail: error.description)
             }
         }
-        return ProviderLane(provider: provider, events: events, hosts: hosts, transports: transports, oauth: exchange)
+        return ProviderLane(provider: provider, events: ownEvents, hosts: hosts, transports: transports, oauth: exchange)
     }
 }
 

@@ -48,7 +48,7 @@ struct WebPushOrigins: LaneGroupSource {
     var keysRemembered: Int { settings.pushServices + Self.refusedOriginsRemembered }
     var overflow: DeliveryOutcome { .failed(reason: LaneFailureReason.tooManyPushServices, httpStatus: 0, attempts: 0) }
 
-    mutating func make(key: String, sample: OutgoingRequest, lanesMade: Int) -> LaneGroupMember {
+    mutating func make(key: String, sample: OutgoingRequest, lanesMade: Int, events: LaneEventsInto) -> LaneGroupMember {
         let target = sample.bytes[sample.entry.target]
         let origin: WebPushOrigin
         switch WebPushOrigin.parse(target) {
@@ -78,7 +78,7 @@ struct WebPushOrigins: LaneGroupSource {
                 provider: .webpush, settings: settings, routes: routes,
                 authenticator: .vapid(source, publicKey: self.key.publicKeyText), oauth: nil, clock: clock,
                 seed: seed &+ UInt64(lanesMade) &* 0x9E37_79B9, logger: logger,
-                pinnedAddresses: origin.resolveEntry(addresses).map { [$0] } ?? [], engine: engine
+                pinnedAddresses: origin.resolveEntry(addresses).map { [$0] } ?? [], engine: engine, eventsInto: events
             )
             return .lane(lane)
         } catch {

@@ -63,7 +63,7 @@ struct WebhookChannels: LaneGroupSource {
     var keysRemembered: Int { channels.count + 1 }
     var overflow: DeliveryOutcome { .failed(reason: LaneFailureReason.noRoute, httpStatus: 0, attempts: 0) }
 
-    mutating func make(key: String, sample: OutgoingRequest, lanesMade: Int) -> LaneGroupMember {
+    mutating func make(key: String, sample: OutgoingRequest, lanesMade: Int, events: LaneEventsInto) -> LaneGroupMember {
         guard let channel = channels.first(where: { $0.name == key }) else {
             return .refused(.failed(reason: LaneFailureReason.noRoute, httpStatus: 0, attempts: 0))
         }
@@ -71,7 +71,7 @@ struct WebhookChannels: LaneGroupSource {
             let lane = try ProviderSenders.lane(
                 provider: .webhook, settings: channel.settings, routes: routes,
                 authenticator: .webhook(signer, channel: channel.name, keyFingerprint: channel.key.fingerprint), oauth: nil, clock: clock,
-                seed: seed &+ UInt64(lanesMade) &* 0x9E37_79B9, logger: logger, allowsHTTP1: true
+                seed: seed &+ UInt64(lanesMade) &* 0x9E37_79B9, logger: logger, allowsHTTP1: true, eventsInto: events
             )
             return .lane(lane)
         } catch {
