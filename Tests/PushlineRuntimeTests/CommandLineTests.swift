@@ -20,8 +20,22 @@ enum PushlineBinary {
 
     /// Runs the binary (`executable`: another one, such as `emulatorPath`) with `arguments`;
     /// standard output goes to `stdoutPath` when given (e.g. /dev/full), else is captured.
+    /// The wait for the child (its output to the end, its exit) happens on a thread of its own,
+    /// never on one of the cooperative pool's few threads, which every other test needs.
     static func run(
         _ arguments: [String], executable: String = path, stdoutPath: String? = nil, closedStdout: Bool = false, in directory: String? = nil
+    ) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Outcome, any Error>) in
+            Thread {
+                continuation.resume(with: Result {
+                    try runWaiting(arguments, executable: executable, stdoutPath: stdoutPath, closedStdout: closedStdout, in: directory)
+                })
+            }.start()
+        }
+    }
+
+    private static func runWaiting(
+        _ arguments: [String], executable: String, stdoutPath: String?, closedStdout: Bool, in directory: String?
     ) throws -> Outcome {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -64,16 +78,16 @@ struct CommandLineTests {
         ["--help"],
         ["run", "--help"],
     ])
-    func fullStandardOutputExits5(arguments: [String]) throws {
-        let outcome = try PushlineBinary.run(arguments, stdoutPath: Self.fullDevice)
+    func fullStandardOutputExits5(arguments: [String]) async throws {
+        let outcome = try await PushlineBinary.run(arguments, stdoutPath: Self.fullDevice)
         #expect(outcome.status == 5, "\(arguments): \(outcome.stderr)")
         #expect(outcome.stderrLines.last == "pushline: error: cannot write to standard output: No space left on device")
     }
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
-    func generateAudienceWithFullStandardOutputExits5() throws {
+    func generateAudienceWithFullStandardOutputExits5() async throws {
         let scratch = try Scratch()
-        let outcome = try PushlineBinary.run(["generate-audience", "3", scratch.file("a.ndjson")], stdoutPath: Self.fullDevice)
+        let outcome = try await PushlineBinary.run(["generate-audience", "3", scratch.file("a.ndjson")], stdoutPath: Self.fullDevice)
         #expect(outcome.status == 5)
         #expect(outcome.stderr == "pushline: error: cannot write to standard output: No space left on device\n")
     }
@@ -82,8 +96,8 @@ struct CommandLineTests {
         ["validate", CommandLineTests.demo],
         ["template", "render", "--template", "{{ x }}", "--data", #"{"x":"hi"}"#],
     ])
-    func aClosedPipeIsAnErrorNotASilentKill(arguments: [String]) throws {
-        let outcome = try PushlineBinary.run(arguments, closedStdout: true)
+    func aClosedPipeIsAnErrorNotASilentKill(arguments: [String]) async throws {
+        let outcome = try await PushlineBinary.run(arguments, closedStdout: true)
         #expect(outcome.status == 5, "killed by SIGPIPE shows as another status: \(outcome.status)")
         #expect(outcome.stderr == "pushline: error: cannot write to standard output: Broken pipe\n")
     }
@@ -110,20 +124,20 @@ struct CommandLineTests {
         (["generate-audience", "3", ""], "pushline: error: FILE must not be empty (see --help)"),
         (["no-such-command"], "pushline: error: Unexpected argument 'no-such-command' (see --help)"),
     ])
-    func outOfRangeFlagsAreOneLineUsageErrors(arguments: [String], message: String) throws {
+    func outOfRangeFlagsAreOneLineUsageErrors(arguments: [String], message: String) async throws {
         let scratch = try Scratch()
-        let outcome = try PushlineBinary.run(arguments, in: scratch.path)
+        let outcome = try await PushlineBinary.run(arguments, in: scratch.path)
         #expect(outcome.status == 64, "\(arguments)")
         #expect(outcome.stderr == message + "\n")
         #expect(outcome.stdout.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "nothing was written")
     }
 
-    @Test func theAliasBombIsADiagnosticAndExit2() throws {
+    @Test func theAliasBombIsADiagnosticAndExit2() async throws {
         let scratch = try Scratch()
         let path = scratch.file("bomb.yaml")
         try aliasBomb(levels: 9).write(toFile: path, atomically: true, encoding: .utf8)
-        let outcome = try PushlineBinary.run(["validate", path])
+        let outcome = try await PushlineBinary.run(["validate", path])
         #expect(outcome.status == 2)
         #expect(outcome.stderrLines == [
             "\(path):7:14: error: g[2]: the document is too large once its aliases are expanded (more than 4194304 nodes and bytes)",
@@ -131,42 +145,42 @@ struct CommandLineTests {
         ])
     }
 
-    @Test func templateErrorsAreOneLineEach() throws {
-        let syntax = try PushlineBinary.run(["template", "render", "--template", "{{ x", "--data", "{}"])
+    @Test func templateErrorsAreOneLineEach() async throws {
+        let syntax = try await PushlineBinary.run(["template", "render", "--template", "{{ x", "--data", "{}"])
         #expect(syntax.status == 2)
         #expect(syntax.stderrLines.count == 2 && syntax.stderrLines.first?.hasPrefix("template:1:") == true)
         #expect(syntax.stderrLines.last == "pushline: error: the template is invalid")
-        let data = try PushlineBinary.run(["template", "render", "--template", "x", "--data", "{"])
+        let data = try await PushlineBinary.run(["template", "render", "--template", "x", "--data", "{"])
         #expect(data.status == 64 && data.stderrLines.count == 1 && data.stderr.hasPrefix("pushline: error: the data is not valid JSON"))
-        let array = try PushlineBinary.run(["template", "render", "--template", "x", "--data", "[1]"])
+        let array = try await PushlineBinary.run(["template", "render", "--template", "x", "--data", "[1]"])
         #expect(array.status == 64 && array.stderr == "pushline: error: the data must be one JSON object, like an audience line\n")
-        let missing = try PushlineBinary.run(["template", "render", "--file", "/nonexistent/t.liquid", "--data", "{}"])
+        let missing = try await PushlineBinary.run(["template", "render", "--file", "/nonexistent/t.liquid", "--data", "{}"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "pushline: error: cannot read the template: /nonexistent/t.liquid: No such file or directory\n")
-        let endless = try PushlineBinary.run(["template", "render", "--file", "/dev/zero", "--data", "{}"])
+        let endless = try await PushlineBinary.run(["template", "render", "--file", "/dev/zero", "--data", "{}"])
         #expect(endless.stderr == "pushline: error: cannot read the template: /dev/zero: larger than 1048576 bytes\n")
     }
 
-    @Test func aTemplateThatFailsToRenderExits10() throws {
-        let outcome = try PushlineBinary.run(["template", "render", "--strict", "--template", "{{ missing }}", "--data", "{}"])
+    @Test func aTemplateThatFailsToRenderExits10() async throws {
+        let outcome = try await PushlineBinary.run(["template", "render", "--strict", "--template", "{{ missing }}", "--data", "{}"])
         #expect(outcome.status == 10, "render_failed: \(outcome.stderr)")
         #expect(outcome.stderrLines.count == 1 && outcome.stderr.hasPrefix("pushline: error: render failed: "))
         #expect(outcome.stdout.isEmpty)
     }
 
-    @Test func runFailuresAreOneErrorLineWithTheirExitCode() throws {
+    @Test func runFailuresAreOneErrorLineWithTheirExitCode() async throws {
         let scratch = try Scratch()
-        let unreadable = try PushlineBinary.run(["run", Self.demo, "--dry-run", "--output", scratch.file("out"), "--audience", scratch.file("missing.ndjson"), "--log-level", "critical"])
+        let unreadable = try await PushlineBinary.run(["run", Self.demo, "--dry-run", "--output", scratch.file("out"), "--audience", scratch.file("missing.ndjson"), "--log-level", "critical"])
         #expect(unreadable.status == 4)
         #expect(unreadable.stderr == "pushline: error: the audience could not be read: \(scratch.file("missing.ndjson")): cannot open audience: No such file or directory (the lines before the error were processed and written)\n")
-        let device = try PushlineBinary.run(["run", Self.demo, "--dry-run", "--output", "/dev/null", "--log-level", "critical"])
+        let device = try await PushlineBinary.run(["run", Self.demo, "--dry-run", "--output", "/dev/null", "--log-level", "critical"])
         #expect(device.status == 5)
         #expect(device.stderr == "pushline: error: the output folder /dev/null is a device, not a directory\n")
         // The demo audience has 300 lines.
-        let farLine = try PushlineBinary.run(["render", Self.demo, "--line", "9223372036854775807"])
+        let farLine = try await PushlineBinary.run(["render", Self.demo, "--line", "9223372036854775807"])
         #expect(farLine.status == 4)
         #expect(farLine.stderr == "pushline: error: the audience has no non-blank line 9223372036854775807 (it has 300 lines)\n")
-        let missingPipeline = try PushlineBinary.run(["validate", scratch.file("none.yaml")])
+        let missingPipeline = try await PushlineBinary.run(["validate", scratch.file("none.yaml")])
         #expect(missingPipeline.status == 2)
         #expect(missingPipeline.stderrLines == [
             "\(scratch.file("none.yaml")): error: cannot read the pipeline file: No such file or directory",
@@ -174,7 +188,7 @@ struct CommandLineTests {
         ])
     }
 
-    @Test func generateAudienceRefusesAnythingButARegularFile() throws {
+    @Test func generateAudienceRefusesAnythingButARegularFile() async throws {
         let scratch = try Scratch()
         let victim = scratch.file("victim")
         try "precious\n".write(toFile: victim, atomically: true, encoding: .utf8)
@@ -185,7 +199,7 @@ struct CommandLineTests {
         let toDevice = scratch.file("null.ndjson")
         try FileManager.default.createSymbolicLink(atPath: toDevice, withDestinationPath: "/dev/null")
         for (path, kind) in [(link, "a symbolic link"), (fifo, "a FIFO"), (toDevice, "a symbolic link")] {
-            let outcome = try PushlineBinary.run(["generate-audience", "3", path])
+            let outcome = try await PushlineBinary.run(["generate-audience", "3", path])
             #expect(outcome.status == 5)
             #expect(outcome.stderr == "pushline: error: \(path): refusing to replace \(kind): only a regular file is replaced\n")
         }
@@ -194,7 +208,7 @@ struct CommandLineTests {
         // A regular file is replaced, and nothing temporary is left beside it.
         let regular = scratch.file("a.ndjson")
         try "old\n".write(toFile: regular, atomically: true, encoding: .utf8)
-        let outcome = try PushlineBinary.run(["generate-audience", "3", regular])
+        let outcome = try await PushlineBinary.run(["generate-audience", "3", regular])
         #expect(outcome.status == 0 && outcome.stdout.hasPrefix("wrote 3 customers with "))
         #expect(try String(contentsOfFile: regular, encoding: .utf8).split(separator: "\n").count == 3)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasSuffix(".tmp") }.isEmpty)

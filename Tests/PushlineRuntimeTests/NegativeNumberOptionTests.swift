@@ -26,8 +26,8 @@ struct NegativeNumberOptionTests {
     }
 
     /// Every long option with a value of every command of `executable` (but `help`).
-    static func probes(_ executable: String) throws -> [Probe] {
-        let dump = try PushlineBinary.run(["--experimental-dump-help"], executable: executable)
+    static func probes(_ executable: String) async throws -> [Probe] {
+        let dump = try await PushlineBinary.run(["--experimental-dump-help"], executable: executable)
         let tool = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         var probes: [Probe] = []
         func walk(_ command: [String: Any], _ path: [String]) {
@@ -48,7 +48,7 @@ struct NegativeNumberOptionTests {
         return probes
     }
 
-    func expectNegativeTaken(_ probes: [Probe], executable: String, textOptions: Set<String>, extra: [String]) throws {
+    func expectNegativeTaken(_ probes: [Probe], executable: String, textOptions: Set<String>, extra: [String]) async throws {
         // The dump was read, and the text list names only options the binary has.
         let names = Set(probes.map(\.option))
         #expect(names.isSuperset(of: textOptions), "\(textOptions.subtracting(names)) are not options")
@@ -56,29 +56,29 @@ struct NegativeNumberOptionTests {
         let scratch = try Scratch()
         for probe in probes where !textOptions.contains(probe.option) {
             let arguments = probe.command + Array(repeating: "1", count: probe.positionals) + extra + ["--\(probe.option)", "-1"]
-            let outcome = try PushlineBinary.run(arguments, executable: executable, in: scratch.path)
+            let outcome = try await PushlineBinary.run(arguments, executable: executable, in: scratch.path)
             #expect(!outcome.stderr.contains("Missing value for '--\(probe.option)"), "\(probe): \(outcome.stderr)")
             #expect(!outcome.stderr.contains("Unknown option '-1'"), "\(probe): \(outcome.stderr)")
         }
     }
 
-    @Test func pushline() throws {
-        let probes = try Self.probes(PushlineBinary.path)
+    @Test func pushline() async throws {
+        let probes = try await Self.probes(PushlineBinary.path)
         // The options this was reported on are among the probes.
         #expect(Set(probes.map(\.option)).isSuperset(of: ["checkpoint-interval", "workers", "line", "hostile", "record-line"]))
-        try expectNegativeTaken(probes, executable: PushlineBinary.path, textOptions: Self.pushlineTextOptions, extra: [])
+        try await expectNegativeTaken(probes, executable: PushlineBinary.path, textOptions: Self.pushlineTextOptions, extra: [])
     }
 
     @Test(.enabled(if: PushlineBinary.emulatorExists, "needs .build/debug/pushline-emulator (swift build --build-tests)"))
-    func pushlineEmulator() throws {
-        let probes = try Self.probes(PushlineBinary.emulatorPath).filter { $0.option != "port" }
+    func pushlineEmulator() async throws {
+        let probes = try await Self.probes(PushlineBinary.emulatorPath).filter { $0.option != "port" }
         #expect(Set(probes.map(\.option)).isSuperset(of: ["latency-ms", "apns-unregistered-rate", "threads"]))
         // --print-config prints and exits: a value that is accepted does not start a server.
-        try expectNegativeTaken(probes, executable: PushlineBinary.emulatorPath, textOptions: Self.emulatorTextOptions, extra: ["--print-config", "--port", "18454"])
+        try await expectNegativeTaken(probes, executable: PushlineBinary.emulatorPath, textOptions: Self.emulatorTextOptions, extra: ["--print-config", "--port", "18454"])
     }
 
-    @Test func theRangeErrorNamesTheOption() throws {
-        let outcome = try PushlineBinary.run(["run", CommandLineTests.demo, "--checkpoint-interval", "-1"])
+    @Test func theRangeErrorNamesTheOption() async throws {
+        let outcome = try await PushlineBinary.run(["run", CommandLineTests.demo, "--checkpoint-interval", "-1"])
         #expect(outcome.status == 64)
         #expect(outcome.stderrLines == ["pushline: error: --checkpoint-interval must be 0 (off) or between 0.05 and 3600 seconds; got -1.0 (see --help)"])
     }

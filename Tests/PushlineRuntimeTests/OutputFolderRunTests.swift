@@ -115,7 +115,7 @@ struct OutputFolderRunTests {
 
 @Suite("Two pushline processes, one output folder", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
 struct ConcurrentRunTests {
-    @Test func theSecondProcessFailsAtOnceNamingTheFirst() throws {
+    @Test func theSecondProcessFailsAtOnceNamingTheFirst() async throws {
         let scratch = try Scratch()
         let pipeline = try writePipeline(demoStylePipeline, in: scratch)
         let folder = scratch.file("out")
@@ -131,11 +131,11 @@ struct ConcurrentRunTests {
         let deadline = Date().addingTimeInterval(20)
         while (try? String(contentsOfFile: lockFile, encoding: .utf8))?.hasPrefix("pid=\(first.processIdentifier)\n") != true {
             try #require(Date() < deadline, "the first run never took the lock")
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))
         }
 
         let started = Date()
-        let second = try PushlineBinary.run(["run", pipeline, "--dry-run", "--audience", scratch.file("none.ndjson"), "--output", folder, "--log-level", "critical"])
+        let second = try await PushlineBinary.run(["run", pipeline, "--dry-run", "--audience", scratch.file("none.ndjson"), "--output", folder, "--log-level", "critical"])
         #expect(second.status == 9, "output_folder_busy")
         #expect(second.stderrLines.count == 1)
         #expect(second.stderr.hasPrefix("pushline: error: output folder \(folder) is in use by another run (pid \(first.processIdentifier) on host "))

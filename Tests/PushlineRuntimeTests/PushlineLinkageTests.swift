@@ -31,8 +31,8 @@ struct PushlineLinkageTests {
         }
     }
 
-    @Test func emulateIsNoLongerACommandOfPushline() throws {
-        let outcome = try PushlineBinary.run(["emulate"])
+    @Test func emulateIsNoLongerACommandOfPushline() async throws {
+        let outcome = try await PushlineBinary.run(["emulate"])
         #expect(outcome.status == 64)
         #expect(outcome.stderr == "pushline: error: Unexpected argument 'emulate' (see --help)\n")
     }

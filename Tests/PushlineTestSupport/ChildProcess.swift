@@ -136,6 +136,14 @@ public final class ChildProcess: @unchecked Sendable {
 
     public func waitUntilExit() { waitForExit() }
 
+    /// `waitForExit` from async code: the wait happens on a thread of its own, never on one of
+    /// the cooperative pool's few threads, which every other test running meanwhile needs.
+    public func exited(limit: Duration = .seconds(600)) async -> ChildExit {
+        await withCheckedContinuation { (continuation: CheckedContinuation<ChildExit, Never>) in
+            Thread { continuation.resume(returning: self.waitForExit(limit: limit)) }.start()
+        }
+    }
+
     /// Reads a child's standard output and standard error to their ends at the same time: read
     /// one after the other, a child that fills the second pipe (64 KiB) while the first is still
     /// open would wait on this process for good.

@@ -107,17 +107,17 @@ struct WebPushAudienceTests {
     }
 
     @Test(.enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
-    func theCommandTakesTheFileAndRefusesABadOneInOneLine() throws {
+    func theCommandTakesTheFileAndRefusesABadOneInOneLine() async throws {
         let scratch = try Scratch()
         let subscriptions = try Self.subscriptionsFile(scratch)
         let out = scratch.file("audience.ndjson")
-        let made = try PushlineBinary.run(["generate-audience", "40", out, "--seed", "3", "--webpush-subscriptions", subscriptions])
+        let made = try await PushlineBinary.run(["generate-audience", "40", out, "--seed", "3", "--webpush-subscriptions", subscriptions])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(try String(contentsOfFile: out, encoding: .utf8).contains("\"endpoint\":\"https://127.0.0.1:8443/push/s000\""))
 
         let bad = scratch.file("bad.ndjson")
         try "{}\n".write(toFile: bad, atomically: true, encoding: .utf8)
-        let refused = try PushlineBinary.run(["generate-audience", "40", scratch.file("other.ndjson"), "--webpush-subscriptions", bad])
+        let refused = try await PushlineBinary.run(["generate-audience", "40", scratch.file("other.ndjson"), "--webpush-subscriptions", bad])
         #expect(refused.status == 4)
         #expect(refused.stderrLines.count == 1)
         #expect(refused.stderr.hasPrefix("pushline: error: \(bad):1: not a Web Push subscription object"), "\(refused.stderr)")

@@ -39,18 +39,18 @@ struct MetricsLintAndDashboardTests {
     func promtoolFindsNothingInADryRunsOrASendingRunsFile() async throws {
         let files = try await RealRunMetrics.made.value
         for (name, text) in [("dry run", files.dryRun), ("sending run", files.sendingRun)] {
-            let outcome = try Promtool.checkMetrics(text)
+            let outcome = try await Promtool.checkMetrics(text)
             #expect(outcome.status == 0 && outcome.stdout.isEmpty && outcome.stderr.isEmpty, "\(name): \(outcome.status) \(outcome.stdout)\(outcome.stderr)")
         }
         // promtool does complain about a family without help, so the check above means something.
-        let withoutHelp = try Promtool.checkMetrics("# TYPE pushline_x_total counter\npushline_x_total 1\n")
+        let withoutHelp = try await Promtool.checkMetrics("# TYPE pushline_x_total counter\npushline_x_total 1\n")
         #expect(withoutHelp.status != 0 && (withoutHelp.stdout + withoutHelp.stderr).contains("no help text"))
     }
 
     /// A campaign's name reaches the file only as a label value, escaped as the exposition format
     /// says (backslash, double quote, line feed): the pipeline loader allows none of them in a
     /// name today, so this builds the metrics with such a name directly.
-    @Test func labelValuesAreEscaped() throws {
+    @Test func labelValuesAreEscaped() async throws {
         let campaign = "win \"back\" \\ 2026\nQ4"
         let metrics = RunMetrics(campaign: campaign, shard: try AudienceShard(index: 2, count: 3))
         var counts = RunCounts()
@@ -62,7 +62,7 @@ struct MetricsLintAndDashboardTests {
         let file = try MetricsFileTests.readText(text, campaign: campaign, shard: "2/3")
         #expect(file.value("pushline_lines_total", ["kind": "read"]) == 5)
         if Promtool.path != nil {
-            let outcome = try Promtool.checkMetrics(text)
+            let outcome = try await Promtool.checkMetrics(text)
             #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
         }
     }
@@ -131,7 +131,7 @@ struct MetricsLintAndDashboardTests {
     /// The queries are PromQL that Prometheus parses: promtool checks them as recording rules,
     /// with Grafana's variables given values.
     @Test(.enabled(if: Promtool.path != nil, "promtool is not installed (scripts/install-promtool)"))
-    func promtoolParsesTheDashboardsQueries() throws {
+    func promtoolParsesTheDashboardsQueries() async throws {
         let dashboard = try Dashboard(path: Self.dashboardPath)
         let scratch = try Scratch()
         var rules = "groups:\n  - name: dashboard\n    rules:\n"
@@ -142,7 +142,7 @@ struct MetricsLintAndDashboardTests {
             rules += "      - record: dashboard:query\(i)\n        expr: \(quoted)\n"
         }
         try rules.write(toFile: scratch.file("rules.yml"), atomically: true, encoding: .utf8)
-        let outcome = try PushlineBinary.run(["check", "rules", scratch.file("rules.yml")], executable: Promtool.path!)
+        let outcome = try await PushlineBinary.run(["check", "rules", scratch.file("rules.yml")], executable: Promtool.path!)
         #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
         #expect(outcome.stdout.contains("SUCCESS: \(dashboard.panelQueries.count) rules found"), "\(outcome.stdout)")
     }
@@ -170,7 +170,7 @@ struct RealRunMetrics: Sendable {
         let scratch = try Scratch()
         let dryFolder = scratch.file("dry-metrics")
         try FileManager.default.createDirectory(atPath: dryFolder, withIntermediateDirectories: true)
-        let dry = try PushlineBinary.run([
+        let dry = try await PushlineBinary.run([
             "run", CommandLineTests.demo, "--dry-run", "--output", scratch.file("dry"), "--shard", "1/2",
             "--metrics-file", dryFolder, "--no-progress", "--log-level", "error",
         ])
@@ -188,7 +188,7 @@ struct RealRunMetrics: Sendable {
         try text.write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
         let sendFolder = harness.scratch.file("textfile") + "/"
         try FileManager.default.createDirectory(atPath: sendFolder, withIntermediateDirectories: true)
-        let sending = try PushlineBinary.run([
+        let sending = try await PushlineBinary.run([
             "run", try harness.writePipeline(), "--audience", harness.scratch.file("audience.ndjson"), "--output", harness.scratch.file("out"),
             "--shard", "0/2", "--metrics-file", sendFolder, "--metrics-interval", "0.1", "--no-progress", "--log-level", "error",
         ])
@@ -215,10 +215,10 @@ enum Promtool {
     }()
 
     /// `promtool check metrics` with `text` on its standard input.
-    static func checkMetrics(_ text: String) throws -> PushlineBinary.Outcome {
+    static func checkMetrics(_ text: String) async throws -> PushlineBinary.Outcome {
         let scratch = try Scratch()
         try text.write(toFile: scratch.file("metrics.prom"), atomically: true, encoding: .utf8)
-        return try PushlineBinary.run(["-c", #"exec "$0" check metrics < "$1""#, path!, scratch.file("metrics.prom")], executable: "/bin/sh")
+        return try await PushlineBinary.run(["-c", #"exec "$0" check metrics < "$1""#, path!, scratch.file("metrics.prom")], executable: "/bin/sh")
     }
 }
 

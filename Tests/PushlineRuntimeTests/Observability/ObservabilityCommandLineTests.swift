@@ -13,9 +13,9 @@ import Testing
     .serialized
 )
 struct ObservabilityCommandLineTests {
-    @Test func theLiveLineIsRewrittenInPlaceWhenForced() throws {
+    @Test func theLiveLineIsRewrittenInPlaceWhenForced() async throws {
         let scratch = try Scratch()
-        let feed = try SignalStopTests.generatedAudience(scratch, count: 2_000)
+        let feed = try await SignalStopTests.generatedAudience(scratch, count: 2_000)
         let child = try ChildRun(
             ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", scratch.file("out"), "--progress", "always"],
             feed: feed, stderrPath: scratch.file("stderr.log")
@@ -26,7 +26,7 @@ struct ObservabilityCommandLineTests {
         }
         try child.waitUntil("a second drawing of it") { child.stderr.components(separatedBy: "\rsize unknown").count > 2 }
         child.send(SIGTERM)
-        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let stderr = child.stderr
         // Each drawing ends by clearing the rest of the terminal line; the last one is erased
         // before the summary table, whose lines are plain.
@@ -84,9 +84,9 @@ struct ObservabilityCommandLineTests {
         #expect(text[..<table.lowerBound].hasSuffix("\r\u{1B}[K"), "cleared before the table: \(text.debugDescription)")
     }
 
-    @Test func withoutATerminalTheProgressIsALogLine() throws {
+    @Test func withoutATerminalTheProgressIsALogLine() async throws {
         let scratch = try Scratch()
-        let feed = try SignalStopTests.generatedAudience(scratch, count: 2_000)
+        let feed = try await SignalStopTests.generatedAudience(scratch, count: 2_000)
         let child = try ChildRun(
             ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", scratch.file("out"), "--progress-interval", "0.2"],
             feed: feed, stderrPath: scratch.file("stderr.log")
@@ -96,7 +96,7 @@ struct ObservabilityCommandLineTests {
             child.stderr.components(separatedBy: "\n").contains { $0.contains(" progress") && $0.contains("apns_written=") }
         }
         child.send(SIGTERM)
-        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let progress = child.stderr.components(separatedBy: "\n").filter { $0.contains(" progress") && $0.contains("apns_written=") }
         let first = try #require(progress.first)
         #expect(first.contains("percent=unknown"), "standard input has no size")
@@ -106,16 +106,16 @@ struct ObservabilityCommandLineTests {
         #expect(!child.stderr.contains("\r"), "no live line without a terminal")
     }
 
-    @Test func noProgressMeansNone() throws {
+    @Test func noProgressMeansNone() async throws {
         let scratch = try Scratch()
-        let outcome = try PushlineBinary.run(["run", CommandLineTests.demo, "--dry-run", "--output", scratch.file("out"), "--no-progress", "--progress-interval", "0.1"])
+        let outcome = try await PushlineBinary.run(["run", CommandLineTests.demo, "--dry-run", "--output", scratch.file("out"), "--no-progress", "--progress-interval", "0.1"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(!outcome.stderr.contains(" progress") && !outcome.stderr.contains("\r"))
     }
 
-    @Test func theSummaryTableGoesToStandardErrorOnly() throws {
+    @Test func theSummaryTableGoesToStandardErrorOnly() async throws {
         let scratch = try Scratch()
-        let outcome = try PushlineBinary.run(["run", CommandLineTests.demo, "--dry-run", "--output", scratch.file("out"), "--log-level", "critical"])
+        let outcome = try await PushlineBinary.run(["run", CommandLineTests.demo, "--dry-run", "--output", scratch.file("out"), "--log-level", "critical"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.isEmpty)
         let lines = outcome.stderrLines
@@ -129,14 +129,14 @@ struct ObservabilityCommandLineTests {
         }
     }
 
-    @Test func badIntervalsAreUsageErrors() throws {
+    @Test func badIntervalsAreUsageErrors() async throws {
         for (arguments, message) in [
             (["--progress-interval", "0"], "pushline: error: --progress-interval must be between 0.1 and 3600 seconds; got 0.0 (see --help)"),
             (["--metrics-interval", "99999"], "pushline: error: --metrics-interval must be between 0.1 and 3600 seconds; got 99999.0 (see --help)"),
             (["--no-progress", "--progress", "always"], "pushline: error: --no-progress contradicts --progress always (see --help)"),
             (["--log-format", "xml"], "pushline: error: The value 'xml' is invalid for '--log-format <format>'"),
         ] {
-            let outcome = try PushlineBinary.run(["run", CommandLineTests.demo, "--dry-run"] + arguments)
+            let outcome = try await PushlineBinary.run(["run", CommandLineTests.demo, "--dry-run"] + arguments)
             #expect(outcome.status == 64, "\(arguments)")
             #expect(outcome.stderrLines.count == 1 && outcome.stderr.hasPrefix(message), "\(arguments): \(outcome.stderr)")
         }
@@ -152,7 +152,7 @@ struct ObservabilityCommandLineTests {
         try text.write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
         let pipeline = try harness.writePipeline()
         let prom = harness.scratch.file("metrics.prom")
-        let outcome = try PushlineBinary.run([
+        let outcome = try await PushlineBinary.run([
             "run", pipeline, "--audience", harness.scratch.file("audience.ndjson"), "--output", harness.scratch.file("out"),
             "--log-format", "json", "--log-level", "debug",
             "--metrics-file", prom, "--metrics-interval", "0.1", "--progress-interval", "0.1",

@@ -76,7 +76,7 @@ struct DiskFullTests {
             ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--log-level", "notice"] + extra
         }
 
-        let first = try PushlineBinary.run(arguments(["--now", "1800000000"]))
+        let first = try await PushlineBinary.run(arguments(["--now", "1800000000"]))
         #expect(first.status == 5, "\(first.stderr)")
         #expect(first.stderr.contains("No space left on device"), "\(first.stderr)")
         let kept = resultLineCount(folder, "sent.ndjson")
@@ -84,18 +84,18 @@ struct DiskFullTests {
         #expect(kept > 0, "the sent devices' record was removed: \(left)")
         // The record is not deleted by a plain rerun either: it is refused (9), nothing sent.
         let connectionsBefore = RerunTests.connections(harness)
-        let plain = try PushlineBinary.run(arguments([]))
+        let plain = try await PushlineBinary.run(arguments([]))
         #expect(plain.status == 9, "\(plain.stderr)")
         #expect(RerunTests.connections(harness) == connectionsBefore, "a refused run connected")
 
         // A little room: the resumed run fills the disk again and keeps its record too.
         try disk.resize(kilobytes: 1_536)
-        let second = try PushlineBinary.run(arguments(["--resume"]))
+        let second = try await PushlineBinary.run(arguments(["--resume"]))
         #expect([3, 5].contains(second.status), "\(second.stderr)")
         #expect(resultLineCount(folder, "sent.ndjson") >= kept)
 
         try disk.resize(kilobytes: 64 << 10)
-        let last = try PushlineBinary.run(arguments(["--resume"]))
+        let last = try await PushlineBinary.run(arguments(["--resume"]))
         let stats = harness.emulator.stats()
         await harness.stop()
         #expect(last.status == 3 || second.status == 3, "\(last.stderr)")

@@ -46,7 +46,7 @@ struct RerunTests {
         func arguments(_ extra: [String]) -> [String] {
             ["run", pipeline, "--output", folder, "--workers", "1", "--log-level", "notice"] + extra
         }
-        let first = try PushlineBinary.run(arguments(["--auto-resume"]))
+        let first = try await PushlineBinary.run(arguments(["--auto-resume"]))
         #expect(first.status == 3, "\(first.stderr)")
         let sent = Self.requests(harness)
         #expect(sent == 2 * Self.customers)
@@ -56,7 +56,7 @@ struct RerunTests {
         // A scheduler's retry (--auto-resume), a person's --resume, and the plain command: each
         // says the run finished, exits with its code (3: it had a reject), and sends nothing.
         for extra in [["--auto-resume"], ["--resume"], [], ["--auto-resume", "--now", "1900000000"]] {
-            let again = try PushlineBinary.run(arguments(extra))
+            let again = try await PushlineBinary.run(arguments(extra))
             #expect(again.status == 3, "\(extra): \(again.stderr)")
             #expect(again.stderr.contains("already finished this campaign"), "\(extra): \(again.stderr)")
             #expect(again.stderr.contains("status completed_with_rejects"), "\(again.stderr)")
@@ -66,14 +66,14 @@ struct RerunTests {
         }
 
         // --force alone is refused, naming what it would send twice.
-        let forced = try PushlineBinary.run(arguments(["--force"]))
+        let forced = try await PushlineBinary.run(arguments(["--force"]))
         #expect(forced.status == 9, "\(forced.stderr)")
         #expect(forced.stderrLines.last?.contains("already sent \(sentLines) devices") == true, "\(forced.stderr)")
         #expect(forced.stderr.contains("--resend"))
         #expect(Self.requests(harness) == sent)
 
         // --force --resend sends the campaign again, on purpose, and keeps the first record.
-        let resent = try PushlineBinary.run(arguments(["--force", "--resend"]))
+        let resent = try await PushlineBinary.run(arguments(["--force", "--resend"]))
         #expect(resent.status == 3, "\(resent.stderr)")
         #expect(Self.requests(harness) == 2 * sent)
         let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix("finished-") })
@@ -81,14 +81,14 @@ struct RerunTests {
 
         // Another campaign into the same folder (the audience changed): a new run, as before.
         try Self.writeAudience(harness.scratch.file("audience.ndjson"), customers: Self.customers + 1)
-        let next = try PushlineBinary.run(arguments(["--auto-resume"]))
+        let next = try await PushlineBinary.run(arguments(["--auto-resume"]))
         #expect(next.status == 3, "\(next.stderr)")
         #expect(Self.requests(harness) == 2 * sent + 2 * (Self.customers + 1))
         await harness.stop()
     }
 
-    @Test func resendWithoutForceIsAUsageError() throws {
-        let outcome = try PushlineBinary.run(["run", "p.yaml", "--resend"])
+    @Test func resendWithoutForceIsAUsageError() async throws {
+        let outcome = try await PushlineBinary.run(["run", "p.yaml", "--resend"])
         #expect(outcome.status == 64)
         #expect(outcome.stderr.contains("--resend"))
     }
@@ -109,16 +109,16 @@ struct RerunTests {
         let recorded = resultLineCount(folder, "sent.ndjson")
         let before = Self.connections(harness)
 
-        let plain = try PushlineBinary.run(arguments([]))
+        let plain = try await PushlineBinary.run(arguments([]))
         #expect(plain.status == 9, "\(plain.stderr)")
         #expect(plain.stderr.contains("they record the \(recorded) devices it sent"), "\(plain.stderr)")
         #expect(plain.stderr.contains("--resume"))
-        let forced = try PushlineBinary.run(arguments(["--force"]))
+        let forced = try await PushlineBinary.run(arguments(["--force"]))
         #expect(forced.status == 9, "\(forced.stderr)")
         #expect(forced.stderr.contains("already sent \(recorded) devices"), "\(forced.stderr)")
         #expect(Self.connections(harness) == before, "a refused run connected")
 
-        let resent = try PushlineBinary.run(arguments(["--force", "--resend"]))
+        let resent = try await PushlineBinary.run(arguments(["--force", "--resend"]))
         #expect(resent.status == 3, "\(resent.stderr)")
         let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix("interrupted-") })
         #expect(resultLineCount(folder + "/" + aside, "sent.ndjson") == recorded)

@@ -54,10 +54,10 @@ struct ResumeDryRunTests {
     /// cut), resuming after each kill: three resumes, one campaign. No sleeps: each point is a
     /// state of the folder, not a time.
     @Test(.timeLimit(.minutes(10)), arguments: [false, true])
-    func killedThreeTimesAndResumedEqualsOneRun(gzip: Bool) throws {
+    func killedThreeTimesAndResumedEqualsOneRun(gzip: Bool) async throws {
         let (scratch, pipeline, audience) = try Self.setUp(gzip: gzip)
         let reference = scratch.file("reference")
-        let whole = try PushlineBinary.run(Self.arguments(pipeline, audience, reference, ["--now", Self.clock]))
+        let whole = try await PushlineBinary.run(Self.arguments(pipeline, audience, reference, ["--now", Self.clock]))
         #expect(whole.status == 0, "\(whole.stderr)")
 
         let folder = scratch.file("killed")
@@ -72,7 +72,7 @@ struct ResumeDryRunTests {
             try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before line \(target) was checkpointed: \(run.stderr)")
             kills += 1
         }
-        let last = try PushlineBinary.run(Self.arguments(pipeline, audience, folder, ["--resume"]))
+        let last = try await PushlineBinary.run(Self.arguments(pipeline, audience, folder, ["--resume"]))
         #expect(last.status == 0, "\(last.stderr)")
         #expect(last.stderr.contains("resuming after line"))
 
@@ -96,7 +96,7 @@ struct ResumeDryRunTests {
         // And a finished run is not run again: --resume reports it, with its exit code, and
         // leaves its summary as it was.
         let finished = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
-        let again = try PushlineBinary.run(Self.arguments(pipeline, audience, folder, ["--resume"]))
+        let again = try await PushlineBinary.run(Self.arguments(pipeline, audience, folder, ["--resume"]))
         #expect(Int(again.status) == summary["exit_code"] as? Int ?? -1, "\(again.stderr)")
         #expect(again.stderr.contains("already finished this campaign"), "\(again.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json")) == finished)
@@ -115,16 +115,16 @@ struct ResumeRefusalTests {
         return (scratch, pipeline, audience, folder)
     }
 
-    @Test func noCheckpointIsRefusedWithExit13() throws {
+    @Test func noCheckpointIsRefusedWithExit13() async throws {
         let (scratch, pipeline, audience) = try ResumeDryRunTests.setUp(gzip: false)
-        let outcome = try PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, scratch.file("empty"), ["--resume"]))
+        let outcome = try await PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, scratch.file("empty"), ["--resume"]))
         #expect(outcome.status == 13)
         #expect(outcome.stderrLines.last?.hasPrefix("pushline: error: cannot resume: no checkpoint.json in ") == true, "\(outcome.stderr)")
     }
 
     /// A changed pipeline, another audience, another clock or a sending run: each refused by
     /// name, with nothing read and the killed run's files untouched.
-    @Test func aResumeOfAnotherCampaignIsRefused() throws {
+    @Test func aResumeOfAnotherCampaignIsRefused() async throws {
         let (scratch, pipeline, audience, folder) = try Self.stoppedRun()
         let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
 
@@ -139,7 +139,7 @@ struct ResumeRefusalTests {
             (ResumeDryRunTests.arguments(pipeline, audience, folder, ["--resume", "--now", "1800000001"]), "differs from the checkpoint's clock"),
         ]
         for (arguments, message) in cases {
-            let outcome = try PushlineBinary.run(arguments)
+            let outcome = try await PushlineBinary.run(arguments)
             #expect(outcome.status == 13, "\(arguments): \(outcome.stderr)")
             #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
         }
@@ -148,13 +148,13 @@ struct ResumeRefusalTests {
         // left half-replaced (its temporary file is never read).
         let halfReplaced = folder + "/checkpoint.json.4242-abc.tmp"
         try "{\"version\":1,".write(toFile: halfReplaced, atomically: false, encoding: .utf8)
-        let resumed = try PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--resume"]))
+        let resumed = try await PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--resume"]))
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(!FileManager.default.fileExists(atPath: halfReplaced))
     }
 
-    @Test func resumeAndForceCannotBeCombined() throws {
-        let outcome = try PushlineBinary.run(["run", "p.yaml", "--resume", "--force"])
+    @Test func resumeAndForceCannotBeCombined() async throws {
+        let outcome = try await PushlineBinary.run(["run", "p.yaml", "--resume", "--force"])
         #expect(outcome.status == 64)
     }
 }
@@ -163,7 +163,7 @@ struct ResumeRefusalTests {
 struct AutoResumeTests {
     /// The same command line twice: the first run starts anew (an empty folder), is killed, and
     /// the second continues it; the result equals one run.
-    @Test func theSameCommandStartsThenResumes() throws {
+    @Test func theSameCommandStartsThenResumes() async throws {
         let (scratch, pipeline, audience) = try ResumeDryRunTests.setUp(gzip: false)
         let folder = scratch.file("out")
         let command = ResumeDryRunTests.arguments(pipeline, audience, folder, ["--auto-resume", "--now", ResumeDryRunTests.clock])
@@ -173,7 +173,7 @@ struct AutoResumeTests {
         try #require(reached && exit.signalled, "the run ended before it could be killed: \(first.stderr)")
         #expect(!first.stderr.contains("resuming"))
 
-        let second = try PushlineBinary.run(command)
+        let second = try await PushlineBinary.run(command)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stderr.contains("resuming after line"))
         let summary = try readSummary(folder)
@@ -184,11 +184,11 @@ struct AutoResumeTests {
         // Once finished, the same command (a scheduler's retry) reports the finished run and
         // writes nothing; the plain command (no --auto-resume) writes the dry run again.
         let finishedSummary = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
-        let third = try PushlineBinary.run(command)
+        let third = try await PushlineBinary.run(command)
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stderr.contains("already finished this campaign"), "\(third.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json")) == finishedSummary)
-        let plain = try PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--now", ResumeDryRunTests.clock]))
+        let plain = try await PushlineBinary.run(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--now", ResumeDryRunTests.clock]))
         #expect(plain.status == 0, "\(plain.stderr)")
         #expect(!plain.stderr.contains("already finished"))
         #expect(try readSummary(folder)["resume"] == nil)

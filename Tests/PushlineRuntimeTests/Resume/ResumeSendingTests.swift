@@ -45,7 +45,7 @@ struct ResumeSendingTests {
         let pipeline = try harness.writePipeline()
         try SendingRunHarness.iosAndAndroidAudience(customers: 60).write(toFile: harness.scratch.file("audience.ndjson"), atomically: true, encoding: .utf8)
         let folder = harness.scratch.file("out")
-        let run = try PushlineBinary.run(["run", pipeline, "--output", folder, "--duplicate-window", "1", "--log-level", "error"])
+        let run = try await PushlineBinary.run(["run", pipeline, "--output", folder, "--duplicate-window", "1", "--log-level", "error"])
         await harness.stop()
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try readSummary(folder)
@@ -75,7 +75,7 @@ struct ResumeSendingTests {
             #expect(leftoverCABundles(of: run.process.processIdentifier).isEmpty)
             kills += 1
         }
-        let last = try PushlineBinary.run(arguments(["--resume"]))
+        let last = try await PushlineBinary.run(arguments(["--resume"]))
         let stats = harness.emulator.stats()
         await harness.stop()
         // Rejects (the malformed lines) and invalid tokens make the run's status 3 or 7; what
@@ -165,7 +165,7 @@ struct ResumeSendingTests {
             }
         }
 
-        let resumed = try PushlineBinary.run(arguments(["--resume"]))
+        let resumed = try await PushlineBinary.run(arguments(["--resume"]))
         let stats = harness.emulator.stats()
         await harness.stop()
         #expect([0, 3, 7].contains(resumed.status), "\(resumed.stderr)")
@@ -216,7 +216,7 @@ struct ResumeSendingTests {
         #expect(!unsent.isEmpty)
         let onTheWire = Set(unsent.filter { $0["possible_duplicate"] as? Bool == true }.map { "\($0["line"] as? Int ?? -1)/\($0["device"] as? Int ?? -1)" })
 
-        let resumed = try PushlineBinary.run(arguments(["--resume"]))
+        let resumed = try await PushlineBinary.run(arguments(["--resume"]))
         let stats = harness.emulator.stats()
         await harness.stop()
         // 7: a request can time out against the debug emulator on a loaded machine (it is then in failed.ndjson).

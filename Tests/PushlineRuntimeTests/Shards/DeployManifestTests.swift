@@ -84,8 +84,8 @@ struct DeployManifestTests {
     }
 
     @Test(arguments: files)
-    func usesOnlyOptionsPushlineRunHas(file: String) throws {
-        let help = try PushlineBinary.run(["run", "--help"]).stdout
+    func usesOnlyOptionsPushlineRunHas(file: String) async throws {
+        let help = try await PushlineBinary.run(["run", "--help"]).stdout
         let ours = try Self.runOptions(file)
         #expect(ours.isSuperset(of: ["--shard-count", "--output", "--audience", "--auto-resume", "--drain-timeout"]), "\(ours)")
         for option in ours {

@@ -23,10 +23,10 @@ struct ShardRunTests {
         return Int(hash % count)
     }
 
-    @Test func threeShardsPartitionTheCampaignAndMergeToItsSummary() throws {
+    @Test func threeShardsPartitionTheCampaignAndMergeToItsSummary() async throws {
         let scratch = try Scratch()
         let plain = scratch.file("audience.ndjson")
-        let generated = try PushlineBinary.run(["generate-audience", "3000", plain, "--seed", "5"])
+        let generated = try await PushlineBinary.run(["generate-audience", "3000", plain, "--seed", "5"])
         try #require(generated.status == 0, "\(generated.stderr)")
         // Lines no shard can hash (not JSON, no id): exactly one shard rejects each.
         let bad = "not json\n{\"devices\":[{\"platform\":\"ios\",\"token\":\"\(String(repeating: "ab", count: 32))\"}]}\n{\"id\":\"\"}\n"
@@ -43,12 +43,12 @@ struct ShardRunTests {
 
         let common = ["run", Self.demo, "--dry-run", "--audience", audience, "--now", "1700000000", "--no-progress", "--log-level", "error"]
         let whole = scratch.file("whole")
-        let wholeRun = try PushlineBinary.run(common + ["--output", whole])
+        let wholeRun = try await PushlineBinary.run(common + ["--output", whole])
         #expect(wholeRun.status == PushlineExit.completedWithRejects.code, "\(wholeRun.stderr)")
         var shardFolders: [String] = []
         for index in 0..<3 {
             let folder = scratch.file("shard-\(index)")
-            let run = try PushlineBinary.run(common + ["--output", folder, "--shard", "\(index)/3"])
+            let run = try await PushlineBinary.run(common + ["--output", folder, "--shard", "\(index)/3"])
             #expect([PushlineExit.ok.code, PushlineExit.completedWithRejects.code].contains(run.status), "\(run.stderr)")
             shardFolders.append(folder)
         }
@@ -72,7 +72,7 @@ struct ShardRunTests {
         let rejects = try readLines(whole + "/rejects.ndjson").filter { $0["device"] is NSNull }.count
         #expect(rejects >= 3, "the unparseable lines are rejected once in all")
 
-        let merged = try PushlineBinary.run(["merge-results"] + shardFolders)
+        let merged = try await PushlineBinary.run(["merge-results"] + shardFolders)
         #expect(merged.status == 0, "\(merged.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(merged.stdout.utf8)) as? [String: Any])
         let reference = try readSummary(whole)
@@ -85,7 +85,7 @@ struct ShardRunTests {
 
         // Refused, exit 12, one line: a shard missing, a shard twice, a folder that is no shard.
         for folders in [Array(shardFolders.prefix(2)), shardFolders + [shardFolders[1]], [shardFolders[0], whole]] {
-            let refused = try PushlineBinary.run(["merge-results"] + folders)
+            let refused = try await PushlineBinary.run(["merge-results"] + folders)
             #expect(refused.status == PushlineExit.shardsDoNotMatch.code)
             #expect(refused.stderrLines.count == 1 && refused.stderr.hasPrefix("pushline: error:"), "\(refused.stderr)")
             #expect(refused.stdout.isEmpty)
@@ -106,7 +106,7 @@ struct ShardRunTests {
             try? FileManager.default.removeItem(atPath: hostile)
             try FileManager.default.createDirectory(atPath: hostile, withIntermediateDirectories: true)
             try JSONSerialization.data(withJSONObject: doctored).write(to: URL(fileURLWithPath: hostile + "/summary.json"))
-            let refused = try PushlineBinary.run(["merge-results", shardFolders[0], shardFolders[1], hostile])
+            let refused = try await PushlineBinary.run(["merge-results", shardFolders[0], shardFolders[1], hostile])
             #expect(refused.status == PushlineExit.shardsDoNotMatch.code, "\(refused.stderr)")
         }
     }

@@ -84,9 +84,9 @@ final class ChildRun: Sendable {
 
     /// Waits for the child to exit; returns its exit status (or, for a signal, 128 + signal).
     /// A child still running after `limit` is killed and the test fails.
-    func waitForExit(limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation) throws -> Int32 {
+    func waitForExit(limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int32 {
         let started = ContinuousClock.now
-        let exit = process.waitForExit(limit: limit)
+        let exit = await process.exited(limit: limit)
         feeding.withLock { $0 = false }
         if ContinuousClock.now - started >= limit {
             Issue.record("hang guard: no exit after \(limit)\n\(stderr)", sourceLocation: sourceLocation)

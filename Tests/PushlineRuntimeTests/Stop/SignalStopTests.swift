@@ -12,9 +12,9 @@ import Testing
 )
 struct SignalStopTests {
     /// `pushline generate-audience` output: realistic lines with one to three devices.
-    static func generatedAudience(_ scratch: Scratch, count: Int = 20_000) throws -> [UInt8] {
+    static func generatedAudience(_ scratch: Scratch, count: Int = 20_000) async throws -> [UInt8] {
         let path = scratch.file("generated.ndjson")
-        let outcome = try PushlineBinary.run(["generate-audience", "\(count)", path, "--seed", "12"])
+        let outcome = try await PushlineBinary.run(["generate-audience", "\(count)", path, "--seed", "12"])
         try #require(outcome.status == 0, "\(outcome.stderr)")
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
@@ -49,9 +49,9 @@ struct SignalStopTests {
         return summary
     }
 
-    @Test func sigtermStopsADryRunWithItsResultsWritten() throws {
+    @Test func sigtermStopsADryRunWithItsResultsWritten() async throws {
         let scratch = try Scratch()
-        let feed = try Self.generatedAudience(scratch)
+        let feed = try await Self.generatedAudience(scratch)
         let out = scratch.file("out")
         let child = try ChildRun(
             ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", out],
@@ -63,7 +63,7 @@ struct SignalStopTests {
             return completeLines(file) > 0
         }
         child.send(SIGTERM)
-        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        #expect(try await child.waitForExit() == 6, "\(child.stderr)")
 
         let summary = try Self.expectStoppedFolder(out, sending: false)
         let stop = try #require(summary["stop"] as? [String: Any])
@@ -80,7 +80,7 @@ struct SignalStopTests {
     /// or blank lines without end. The reader used to loop inside one batch for as long as the
     /// input lasted: progress showed no byte read, and SIGTERM was logged but never acted on.
     @Test(arguments: ["a line without end", "blank lines without end"])
-    func sigtermStopsARunWhoseInputNeverCompletesABatch(input kind: String) throws {
+    func sigtermStopsARunWhoseInputNeverCompletesABatch(input kind: String) async throws {
         let blank = kind.hasPrefix("blank")
         // Blank lines of 1 KiB of spaces: a debug build splits them far faster than bare newlines.
         let feed = blank
@@ -100,7 +100,7 @@ struct SignalStopTests {
             }
         }
         child.send(SIGTERM)
-        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let summary = try readSummary(out)
         #expect(summary["status"] as? String == "stopped" && summary["reconciled"] as? Bool == true, "\(summary)")
         let lines = try #require(summary["lines"] as? [String: Any])
@@ -115,17 +115,17 @@ struct SignalStopTests {
     /// A producer that stalls with the pipe open: the lines it sent are encoded and written
     /// without waiting for a batch to fill, and SIGTERM stops the run, which used to wait in
     /// `read(2)` for bytes that never came.
-    @Test func sigtermStopsARunWhosePipeStalls() throws {
+    @Test func sigtermStopsARunWhosePipeStalls() async throws {
         let scratch = try Scratch()
         let out = scratch.file("out")
-        let feed = Array(try Self.generatedAudience(scratch, count: 3))
+        let feed = Array(try await Self.generatedAudience(scratch, count: 3))
         let child = try ChildRun(
             ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", out, "--progress-interval", "0.1"],
             feed: feed, repeats: 1, thenStall: true, stderrPath: scratch.file("stderr.log")
         )
         try child.waitUntil("the three lines encoded") { child.stderr.contains("lines=3 ") }
         child.send(SIGTERM)
-        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let summary = try Self.expectStoppedFolder(out, sending: false)
         #expect((summary["lines"] as? [String: Any])?["read"] as? Int == 3)
         let written = (summary["devices"] as? [String: Any])?["written"] as? Int ?? 0
@@ -135,7 +135,7 @@ struct SignalStopTests {
 
     /// A producer that stalls before its first byte: the reader waits for the two bytes that
     /// tell gzip from text, and that wait hears SIGTERM too.
-    @Test func sigtermStopsARunWhosePipeNeverSendsAByte() throws {
+    @Test func sigtermStopsARunWhosePipeNeverSendsAByte() async throws {
         let scratch = try Scratch()
         let out = scratch.file("out")
         let child = try ChildRun(
@@ -144,7 +144,7 @@ struct SignalStopTests {
         )
         try child.waitUntil("a progress line") { child.stderr.contains("bytes_read=0 ") }
         child.send(SIGTERM)
-        #expect(try child.waitForExit() == 6, "\(child.stderr)")
+        #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let summary = try readSummary(out)
         #expect(summary["status"] as? String == "stopped" && summary["reconciled"] as? Bool == true, "\(summary)")
         #expect((summary["lines"] as? [String: Any])?["read"] as? Int == 0)
@@ -159,7 +159,7 @@ struct SignalStopTests {
         faults.latencyMilliseconds = 20
         faults.latencyJitterMilliseconds = 30
         try await withEmulator(faults) { harness in
-            let feed = try Self.generatedAudience(harness.scratch)
+            let feed = try await Self.generatedAudience(harness.scratch)
             let out = harness.scratch.file("out")
             let child = try ChildRun(
                 ["run", try harness.writePipeline(), "--audience", "-", "--output", out],
@@ -171,7 +171,7 @@ struct SignalStopTests {
                 return completeLines(file) >= 50
             }
             child.send(SIGTERM)
-            #expect(try child.waitForExit() == 6, "\(child.stderr)")
+            #expect(try await child.waitForExit() == 6, "\(child.stderr)")
 
             let summary = try Self.expectStoppedFolder(out, sending: true)
             let stop = try #require(summary["stop"] as? [String: Any])
@@ -192,7 +192,7 @@ struct SignalStopTests {
         var faults = FaultPlan(seed: 5)
         faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds
         try await withEmulator(faults) { harness in
-            let feed = try Self.generatedAudience(harness.scratch, count: 2000)
+            let feed = try await Self.generatedAudience(harness.scratch, count: 2000)
             let out = harness.scratch.file("out")
             let child = try ChildRun(
                 ["run", try harness.writePipeline(), "--audience", "-", "--output", out, "--drain-timeout", "3600"],
@@ -205,7 +205,7 @@ struct SignalStopTests {
             child.send(SIGTERM)
             try child.waitUntil("the stop's log line") { child.stderr.contains("stopping: reading no more") }
             child.send(SIGINT)
-            #expect(try child.waitForExit() == 6, "\(child.stderr)")
+            #expect(try await child.waitForExit() == 6, "\(child.stderr)")
 
             let summary = try Self.expectStoppedFolder(out, sending: true)
             let stop = try #require(summary["stop"] as? [String: Any])
@@ -228,7 +228,7 @@ struct SignalStopTests {
         var faults = FaultPlan(seed: 5)
         faults.latencyMilliseconds = FaultPlan.maxLatencyMilliseconds
         try await withEmulator(faults) { harness in
-            let feed = try Self.generatedAudience(harness.scratch, count: 2000)
+            let feed = try await Self.generatedAudience(harness.scratch, count: 2000)
             let out = harness.scratch.file("out")
             let child = try ChildRun(
                 ["run", try harness.writePipeline(), "--audience", "-", "--output", out, "--drain-timeout", "1"],
@@ -236,7 +236,7 @@ struct SignalStopTests {
             )
             try child.waitUntil("requests at the emulator") { harness.emulator.stats().apns.requests >= 1 }
             child.send(SIGTERM)
-            #expect(try child.waitForExit() == 6, "\(child.stderr)")
+            #expect(try await child.waitForExit() == 6, "\(child.stderr)")
             let summary = try Self.expectStoppedFolder(out, sending: true)
             let stop = try #require(summary["stop"] as? [String: Any])
             #expect(stop["cancel_cause"] as? String == "the drain deadline (1 s)" && stop["drain_timeout_seconds"] as? Int == 1)
@@ -251,7 +251,7 @@ struct SignalStopTests {
         faults.latencyMilliseconds = 5
         try await withEmulator(faults) { harness in
             let pipeline = try harness.writePipeline()
-            let feed = try Self.generatedAudience(harness.scratch)
+            let feed = try await Self.generatedAudience(harness.scratch)
             let out = harness.scratch.file("out")
             let child = try ChildRun(["run", pipeline, "--audience", "-", "--output", out], feed: feed, stderrPath: harness.scratch.file("killed.log"))
             try child.waitUntil("sent results on disk") {
@@ -259,7 +259,7 @@ struct SignalStopTests {
                 return completeLines(file) >= 20
             }
             child.send(SIGKILL)
-            #expect(try child.waitForExit() == 128 + SIGKILL)
+            #expect(try await child.waitForExit() == 128 + SIGKILL)
 
             let killed = try folderFiles(out).filter { $0.key != ".pushline.lock" }
             let sentFile = try #require(killed.keys.first { $0.hasPrefix("sent.ndjson.") && $0.hasSuffix(".tmp") })
@@ -272,7 +272,7 @@ struct SignalStopTests {
             let smallLines = Array(feed.split(separator: 0x0A).prefix(50).joined(separator: [0x0A])) + [0x0A]
             try Data(smallLines).write(to: URL(fileURLWithPath: small))
 
-            let refused = try PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out])
+            let refused = try await PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out])
             #expect(refused.status == 9, "output_folder_busy")
             let errors = refused.stderrLines.filter { $0.hasPrefix("pushline: error:") }
             #expect(errors.count == 1)
@@ -281,12 +281,12 @@ struct SignalStopTests {
             #expect(try folderFiles(out).filter { $0.key != ".pushline.lock" } == killed, "nothing touched")
 
             // --force alone would notify the recorded devices again: refused, naming how many.
-            let unacknowledged = try PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out, "--force"])
+            let unacknowledged = try await PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out, "--force"])
             #expect(unacknowledged.status == 9, "\(unacknowledged.stderr)")
             #expect(unacknowledged.stderr.contains("already sent ") && unacknowledged.stderr.contains("--resend"), "\(unacknowledged.stderr)")
             #expect(try folderFiles(out).filter { $0.key != ".pushline.lock" } == killed, "nothing touched")
 
-            let forced = try PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out, "--force", "--resend"])
+            let forced = try await PushlineBinary.run(["run", pipeline, "--audience", small, "--output", out, "--force", "--resend"])
             #expect(forced.status == 0, "\(forced.stderr)")
             #expect(forced.stderr.contains("moved the results of a previous run that did not finish"))
             let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first { $0.hasPrefix("interrupted-") })
