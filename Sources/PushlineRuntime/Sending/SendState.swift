@@ -26,10 +26,8 @@ final class SendState {
     private var batches = BatchLedger()
     /// Tags of requests waiting in a lane's retry queue (their line is held).
     private var deferred = Set<UInt64>()
-    /// Per lane: requests handed over, and requests it settled.
-    private var handed: [Int]
-    private var settledByLane: [Int]
-    private var laneEnded: [Bool]
+    /// Per lane: handed, settled, ended, lost.
+    private var lanes: LaneTallies
     /// Per provider, by `Provider.ordinal`: nil until the provider has a lane or an outcome.
     /// An array mutated in place: a dictionary's `_modify` of a value this large allocates its
     /// coroutine frame, twice per settled request.
@@ -37,10 +35,6 @@ final class SendState {
     private var firstHanded: [ContinuousClock.Instant?] = Array(repeating: nil, count: Provider.allCases.count)
     /// Tags no open batch knew: a lane settled a request twice or invented one.
     private(set) var unknownTags = 0
-    /// Requests a lane never settled before its events ended.
-    private(set) var lostRequests = 0
-    /// Lanes whose events ended before the sink finished or cancelled them.
-    private(set) var lanesEndedEarly: [Provider] = []
 
     /// Checkpoints: the watermark and its counts, the journal (nil: an audience from stdin).
     private(set) var ledger: CheckpointLedger
@@ -78,9 +72,7 @@ final class SendState {
         self.laneProviders = lanes
         self.skip = skip
         self.logger = logger
-        handed = Array(repeating: 0, count: lanes.count)
-        settledByLane = Array(repeating: 0, count: lanes.count)
-        laneEnded = Array(repeating: false, count: lanes.count)
+        self.lanes = LaneTallies(lanes: lanes)
         for provider in lanes { delivery[provider.ordinal] = ProviderDeliveryReport(provider: provider) }
         self.observer = observer
         latencyTimers = Provider.allCases.map { provider in observer?.metrics?.latencyTimer(provider) }
@@ -129,7 +121,7 @@ final class SendState {
                 settleHere(request, provider: provider, outcome: .skipped(reason), settlement: settlement)
             } else if stopping, let provider, laneOf[provider.ordinal] != nil {
                 settleHere(request, provider: provider, outcome: .unsent(attempts: 0, possibleDuplicate: false), settlement: settlement)
-            } else if let provider, let lane = laneOf[provider.ordinal], !laneEnded[lane] {
+            } else if let provider, let lane = laneOf[provider.ordinal], !lanes.ended[lane] {
                 if chunks[lane].isEmpty { chunks[lane].reserveCapacity(batch.requestCount(for: provider)) }
                 chunks[lane].append(request)
             } else {
@@ -144,7 +136,7 @@ final class SendState {
     /// `count` requests went to lane `lane` (the sink releases chunks under the checkpoint's
     /// horizon and duplicate window).
     func handed(lane: Int, count: Int) {
-        handed[lane] += count
+        lanes.handed(lane: lane, count: count)
         let provider = laneProviders[lane]
         delivery[provider.ordinal]?.handed += count
         if firstHanded[provider.ordinal] == nil { firstHanded[provider.ordinal] = .now }
@@ -158,7 +150,7 @@ final class SendState {
     }
 
     /// Requests lanes have settled, over all lanes.
-    var settledByLanes: Int { settledByLane.reduce(0, +) }
+    var settledByLanes: Int { lanes.settledTotal }
 
     /// The provider of the request's route (nil for a route the table does not have: only from a
     /// corrupted entry; such a request fails as having no lane).
@@ -183,7 +175,7 @@ final class SendState {
                 settlement.hold(line: line)
                 complete(tag, settlement: settlement)
             case .settled(let settled):
-                settledByLane[lane] += 1
+                lanes.settled(lane: lane)
                 let request = settled.request
                 let provider = provider(of: request) ?? settled.provider
                 record(request, provider: provider, outcome: settled.outcome)
@@ -206,11 +198,8 @@ final class SendState {
     /// defect in the lane), the window is opened so the run can end, and the counts will not
     /// reconcile: the run fails rather than hangs.
     func laneEnded(_ lane: Int, early: Bool, settlement: BatchSettlement) {
-        laneEnded[lane] = true
-        if early { lanesEndedEarly.append(laneProviders[lane]) }
-        let missing = handed[lane] - settledByLane[lane]
+        let missing = lanes.ended(lane: lane, early: early)
         if missing > 0 {
-            lostRequests += missing
             logger.error("a sending lane ended before settling every request", metadata: [
                 "provider": "\(laneProviders[lane].rawValue)", "unsettled": "\(missing)",
             ])
@@ -325,11 +314,7 @@ final class SendState {
     func flushToDisk() { files.flushToDisk() }
 
     /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in flight).
-    var unsettledInLanes: Int {
-        var total = 0
-        for lane in handed.indices { total += handed[lane] - settledByLane[lane] }
-        return total
-    }
+    var unsettledInLanes: Int { lanes.unsettled }
 
     /// Requests waiting in a lane's retry queue.
     var retrying: Int { deferred.count }
@@ -355,8 +340,8 @@ final class SendState {
         report.counts = counts
         report.delivery = delivery.compactMap { $0 }
         report.unknownTags = unknownTags
-        report.lostRequests = lostRequests
-        report.lanesEndedEarly = lanesEndedEarly
+        report.lostRequests = lanes.lost
+        report.lanesEndedEarly = lanes.endedEarly
         report.settledFromRecords = settledFromRecords
         return report
     }
