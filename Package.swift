@@ -151,6 +151,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                // `Watched`: tests wait on the counts instead of polling them.
+                "PushlineEmulator",
             ],
             path: "Tests/PushlineHostileServer",
             swiftSettings: strict

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import PushlineEmulator
 
 /// An HTTP/2-over-TLS server on 127.0.0.1 that misbehaves on purpose (`HostilePlan`) and counts
 /// every request it receives, so a test can hold a client's own count of what it sent against
@@ -117,6 +118,11 @@ public final class HostileHTTP2Server: Sendable {
     /// What arrived so far.
     public var counts: HostileCounts { state.counts }
 
+    /// Waits until `condition` holds of the counts; false after `limit` (a hang guard only).
+    public func waitForCounts(limit: Duration = .seconds(10), until condition: @escaping @Sendable (HostileCounts) -> Bool) async -> Bool {
+        await state.waitForCounts(limit: limit, until: condition)
+    }
+
     /// Closes everything at once (no graceful GOAWAY) and removes the certificate file.
     public func stop() async {
         await listener.stop()
@@ -204,22 +210,28 @@ final class HostileServerState: Sendable {
         var onOutageStart: (@Sendable () -> Void)?
     }
 
-    private let box = NIOLockedValueBox(Inner())
+    private let box = Watched(Inner())
     private let outage: HostileOutage?
 
     init(outage: HostileOutage?) { self.outage = outage }
 
-    var counts: HostileCounts { box.withLockedValue { $0.counts } }
+    var counts: HostileCounts { box.value.counts }
+
+    /// Waits until `condition` holds of the counts (checked at every change); false after
+    /// `limit`, a hang guard.
+    func waitForCounts(limit: Duration, until condition: @escaping @Sendable (HostileCounts) -> Bool) async -> Bool {
+        await box.wait(limit: limit) { condition($0.counts) }
+    }
 
     /// The outage's answer while it lasts: its status (nil: no answer, the connection goes).
     var outageInEffect: (status: Int?, retryAfter: String?)? {
-        guard let outage, box.withLockedValue({ $0.outageActive }) else { return nil }
+        guard let outage, box.update({ $0.outageActive }) else { return nil }
         return (outage.status, outage.retryAfter)
     }
 
     /// Counts a request; returns how many times its path has arrived, this one included.
     func received(path: String) -> Int {
-        box.withLockedValue { inner in
+        box.update { inner in
             inner.counts.received += 1
             if inner.outageActive { inner.counts.receivedDuringOutage += 1 }
             inner.counts.receivedByPath[path, default: 0] += 1
@@ -240,7 +252,7 @@ final class HostileServerState: Sendable {
     /// What the server sent for the `arrival`-th copy of `path`. The outage starts after the
     /// answer that makes its count.
     func record(path: String, arrival: Int, _ answer: HostileAnswer) {
-        let start = box.withLockedValue { inner -> (@Sendable () -> Void)? in
+        let start = box.update { inner -> (@Sendable () -> Void)? in
             inner.counts.answersByPath[path]?[arrival - 1] = answer
             inner.counts.arrivalsByPath[path]?[arrival - 1] = answer.arrival
             switch answer.arrival {
@@ -260,7 +272,7 @@ final class HostileServerState: Sendable {
 
     /// Drops every open connection (counted as the outage's).
     func dropAllConnections() {
-        let drops = box.withLockedValue { inner in
+        let drops = box.update { inner in
             inner.counts.connectionsDroppedByOutage += inner.connections.count
             return Array(inner.connections.values)
         }
@@ -268,11 +280,11 @@ final class HostileServerState: Sendable {
     }
 
     func onOutageStart(_ start: @escaping @Sendable () -> Void) {
-        box.withLockedValue { $0.onOutageStart = start }
+        box.update { $0.onOutageStart = start }
     }
 
     func endOutage() {
-        box.withLockedValue { inner in
+        box.update { inner in
             inner.outageActive = false
             inner.counts.outageEnded = true
         }
@@ -280,7 +292,7 @@ final class HostileServerState: Sendable {
 
     /// Counts a connection; returns its number (1-based).
     func connectionAccepted() -> Int {
-        box.withLockedValue { inner in
+        box.update { inner in
             inner.counts.connections += 1
             return inner.counts.connections
         }
@@ -289,7 +301,7 @@ final class HostileServerState: Sendable {
     /// Keeps how to drop connection `index`; false when an outage that drops connections is on
     /// (the caller drops it at once).
     func registerConnection(_ index: Int, drop: @escaping @Sendable () -> Void) -> Bool {
-        box.withLockedValue { inner in
+        box.update { inner in
             if inner.outageActive, outage?.status == nil {
                 inner.counts.connectionsDroppedByOutage += 1
                 return false
@@ -300,7 +312,7 @@ final class HostileServerState: Sendable {
     }
 
     func unregisterConnection(_ index: Int) {
-        _ = box.withLockedValue { $0.connections.removeValue(forKey: index) }
+        _ = box.update { $0.connections.removeValue(forKey: index) }
     }
 }
 

@@ -39,10 +39,7 @@ func sendWire(
 /// Waits (a hang guard, not a timing decision) until the server has read `expected` requests or
 /// the guard passes, and returns its counts.
 func serverCounts(_ server: HostileHTTP2Server, reaching expected: Int) async throws -> HostileCounts {
-    let guardUntil = ContinuousClock.now + .seconds(10)
-    while server.counts.received < expected, ContinuousClock.now < guardUntil {
-        try await Task.sleep(for: .milliseconds(10))
-    }
+    _ = await server.waitForCounts(limit: .seconds(10)) { $0.received >= expected }
     return server.counts
 }
 
