@@ -21,10 +21,10 @@ struct ObservabilityCommandLineTests {
             feed: feed, stderrPath: scratch.file("stderr.log")
         )
         // Standard input has no size: the line says there is no percent.
-        try child.waitUntil("a live progress line") {
+        try await child.waitUntil("a live progress line") {
             child.stderr.contains("\rsize unknown (not a regular file): no percent or ETA | ")
         }
-        try child.waitUntil("a second drawing of it") { child.stderr.components(separatedBy: "\rsize unknown").count > 2 }
+        try await child.waitUntil("a second drawing of it") { child.stderr.components(separatedBy: "\rsize unknown").count > 2 }
         child.send(SIGTERM)
         #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let stderr = child.stderr
@@ -92,7 +92,7 @@ struct ObservabilityCommandLineTests {
             feed: feed, stderrPath: scratch.file("stderr.log")
         )
         // Lines come every 0.2 s from the start; the first ones may come before any device is written.
-        try child.waitUntil("a progress log line with written devices") {
+        try await child.waitUntil("a progress log line with written devices") {
             child.stderr.components(separatedBy: "\n").contains { $0.contains(" progress") && $0.contains("apns_written=") }
         }
         child.send(SIGTERM)

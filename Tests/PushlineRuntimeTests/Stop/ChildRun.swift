@@ -62,9 +62,11 @@ final class ChildRun: Sendable {
 
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-    /// Waits for `condition`, looking every 20 ms; `limit` only guards against a hang (the test
-    /// fails, and the child is killed).
-    func waitUntil(_ what: String, limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) throws {
+    /// Waits for `condition` about the child's files or output, looking every 20 ms (another
+    /// process's state: nothing here is told when it changes); `limit` only guards against a
+    /// hang (the test fails, and the child is killed). The looks are spaced by a task sleep, so
+    /// the wait holds no thread of the cooperative pool.
+    func waitUntil(_ what: String, limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) async throws {
         let deadline = ContinuousClock.now + limit
         while !(try condition()) {
             let running = process.isRunning
@@ -78,7 +80,7 @@ final class ChildRun: Sendable {
                 Issue.record("hang guard: no \(what) after \(limit)\n\(stderr)", sourceLocation: sourceLocation)
                 throw CancellationError()
             }
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 

@@ -58,7 +58,7 @@ struct SignalStopTests {
             feed: feed, stderrPath: scratch.file("stderr.log")
         )
         // Mid-run: the first MiB of requests has reached the disk.
-        try child.waitUntil("requests on disk") {
+        try await child.waitUntil("requests on disk") {
             guard let file = temporaryFile("requests-apns.ndjson", in: out) else { return false }
             return completeLines(file) > 0
         }
@@ -93,7 +93,7 @@ struct SignalStopTests {
             feed: feed, stderrPath: scratch.file("stderr.log")
         )
         // Progress names the input's offset as it goes on: past 40 MiB, two steps (16 MiB) in.
-        try child.waitUntil("progress past 40 MiB") {
+        try await child.waitUntil("progress past 40 MiB") {
             child.stderr.split(separator: "\n").contains { line in
                 guard let range = line.range(of: "bytes_read=") else { return false }
                 return (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0) > 40 << 20
@@ -123,7 +123,7 @@ struct SignalStopTests {
             ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", out, "--progress-interval", "0.1"],
             feed: feed, repeats: 1, thenStall: true, stderrPath: scratch.file("stderr.log")
         )
-        try child.waitUntil("the three lines encoded") { child.stderr.contains("lines=3 ") }
+        try await child.waitUntil("the three lines encoded") { child.stderr.contains("lines=3 ") }
         child.send(SIGTERM)
         #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let summary = try Self.expectStoppedFolder(out, sending: false)
@@ -142,7 +142,7 @@ struct SignalStopTests {
             ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", out, "--progress-interval", "0.1"],
             feed: [], repeats: 1, thenStall: true, stderrPath: scratch.file("stderr.log")
         )
-        try child.waitUntil("a progress line") { child.stderr.contains("bytes_read=0 ") }
+        try await child.waitUntil("a progress line") { child.stderr.contains("bytes_read=0 ") }
         child.send(SIGTERM)
         #expect(try await child.waitForExit() == 6, "\(child.stderr)")
         let summary = try readSummary(out)
@@ -166,7 +166,7 @@ struct SignalStopTests {
                 feed: feed, stderrPath: harness.scratch.file("stderr.log")
             )
             // Mid-run: results are on disk while it sends (flushed at least every second).
-            try child.waitUntil("sent results on disk") {
+            try await child.waitUntil("sent results on disk") {
                 guard let file = temporaryFile("sent.ndjson", in: out) else { return false }
                 return completeLines(file) >= 50
             }
@@ -198,12 +198,12 @@ struct SignalStopTests {
                 ["run", try harness.writePipeline(), "--audience", "-", "--output", out, "--drain-timeout", "3600"],
                 feed: feed, stderrPath: harness.scratch.file("stderr.log")
             )
-            try child.waitUntil("requests at the emulator") {
+            try await child.waitUntil("requests at the emulator") {
                 let stats = harness.emulator.stats()
                 return stats.apns.requests >= 1 && stats.fcm.requests >= 1
             }
             child.send(SIGTERM)
-            try child.waitUntil("the stop's log line") { child.stderr.contains("stopping: reading no more") }
+            try await child.waitUntil("the stop's log line") { child.stderr.contains("stopping: reading no more") }
             child.send(SIGINT)
             #expect(try await child.waitForExit() == 6, "\(child.stderr)")
 
@@ -234,7 +234,7 @@ struct SignalStopTests {
                 ["run", try harness.writePipeline(), "--audience", "-", "--output", out, "--drain-timeout", "1"],
                 feed: feed, stderrPath: harness.scratch.file("stderr.log")
             )
-            try child.waitUntil("requests at the emulator") { harness.emulator.stats().apns.requests >= 1 }
+            try await child.waitUntil("requests at the emulator") { harness.emulator.stats().apns.requests >= 1 }
             child.send(SIGTERM)
             #expect(try await child.waitForExit() == 6, "\(child.stderr)")
             let summary = try Self.expectStoppedFolder(out, sending: true)
@@ -254,7 +254,7 @@ struct SignalStopTests {
             let feed = try await Self.generatedAudience(harness.scratch)
             let out = harness.scratch.file("out")
             let child = try ChildRun(["run", pipeline, "--audience", "-", "--output", out], feed: feed, stderrPath: harness.scratch.file("killed.log"))
-            try child.waitUntil("sent results on disk") {
+            try await child.waitUntil("sent results on disk") {
                 guard let file = temporaryFile("sent.ndjson", in: out) else { return false }
                 return completeLines(file) >= 20
             }
