@@ -25,7 +25,7 @@ struct DeliverySinkStateMachine: Sendable {
         case sendsDone(cancelled: Bool)
     }
 
-    /// Why the sink cancels its lanes.
+    /// Why the sink cancels its lanes (for its log line; the cancelling itself is the same).
     enum CancelCause: Sendable, Hashable {
         /// A second signal or the drain deadline (`RunStop.Phase.immediate`).
         case immediateStop
@@ -53,7 +53,7 @@ struct DeliverySinkStateMachine: Sendable {
         /// Stopping: the lanes were drained; new requests settle unsent in the sink.
         case draining(Run)
         /// The lanes are being cancelled; new requests settle unsent in the sink.
-        case cancelling(Run, CancelCause)
+        case cancelling(Run)
         /// Input ended and every lane's events ended: the sink writes its report.
         case finished
     }
@@ -94,7 +94,7 @@ struct DeliverySinkStateMachine: Sendable {
 
     var inputEnded: Bool {
         switch state {
-        case .sending(let run), .draining(let run), .cancelling(let run, _): return run.inputEnded
+        case .sending(let run), .draining(let run), .cancelling(let run): return run.inputEnded
         case .finished: return true
         }
     }
@@ -133,11 +133,11 @@ struct DeliverySinkStateMachine: Sendable {
             return [.logStop(immediate: false), .settleHeldUnsent, .drainLanes]
         case (.sending(var run), .immediate):
             let cancels = Self.cancelAll(&run)
-            state = .cancelling(run, .immediateStop)
+            state = .cancelling(run)
             return [.logStop(immediate: true), .settleHeldUnsent, .drainLanes, .logCancel(.immediateStop)] + cancels
         case (.draining(var run), .immediate):
             let cancels = Self.cancelAll(&run)
-            state = .cancelling(run, .immediateStop)
+            state = .cancelling(run)
             return [.logCancel(.immediateStop)] + cancels
         case (.cancelling, .immediate):
             return []
@@ -151,12 +151,12 @@ struct DeliverySinkStateMachine: Sendable {
             return []
         case .sending(var run):
             let cancels = Self.cancelAll(&run)
-            state = .cancelling(run, .resultsUnwritable)
+            state = .cancelling(run)
             return [.closeSettlement, .logCancel(.resultsUnwritable), .settleHeldUnsent, .drainLanes] + cancels
         case .draining(var run):
             // Already drained: what is queued settles at once.
             let cancels = Self.cancelAll(&run)
-            state = .cancelling(run, .resultsUnwritable)
+            state = .cancelling(run)
             return [.closeSettlement, .logCancel(.resultsUnwritable)] + cancels
         }
     }
@@ -211,7 +211,7 @@ struct DeliverySinkStateMachine: Sendable {
         case .finished: return []
         case .sending(let current): run = current; next = State.sending
         case .draining(let current): run = current; next = State.draining
-        case .cancelling(let current, let cause): run = current; next = { .cancelling($0, cause) }
+        case .cancelling(let current): run = current; next = State.cancelling
         }
         var actions = change(&run)
         guard run.isDone else {
