@@ -15,7 +15,13 @@ public protocol DeliveryLane: Sendable {
 
     /// Events in batches, read by one task; the sequence ends after `finish()` or `cancel()` once
     /// every request given has settled.
-    var events: AsyncStream<[SendEvent]> { get }
+    var events: LaneEvents { get }
+
+    /// The lane's own waiting work (an OAuth lane's token fetches and verdicts), for as long as
+    /// the lane lives: its owner runs it as a child task beside its sends, and it returns once
+    /// the lane has ended. A lane with no such work returns at once. Without it, an OAuth lane
+    /// waits for its first token forever.
+    func run() async
 
     /// No more requests: send what is queued, wait out the retries, end `events`.
     func finish() async

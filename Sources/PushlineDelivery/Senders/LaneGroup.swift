@@ -31,8 +31,8 @@ enum LaneGroupMember: Sendable {
 /// after a cancel, is settled unsent (never attempted), as the lanes themselves settle theirs.
 actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     nonisolated let provider: Provider
-    nonisolated let events: AsyncStream<[SendEvent]>
-    private let output: AsyncStream<[SendEvent]>.Continuation
+    /// The members' events and the group's own settlements (bounded as every lane's are).
+    nonisolated let events = LaneEvents()
 
     private enum Phase {
         case open
@@ -53,7 +53,6 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     init(_ source: Source) {
         self.source = source
         provider = source.provider
-        (events, output) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Every lane the group makes from now on records into `log` (the group makes them per key,
@@ -101,7 +100,7 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
         }
         if let known = members[key] { return known }
         guard members.count < source.keysRemembered else { return .refused(source.overflow) }
-        let made = source.make(key: key, sample: sample, lanesMade: lanes.count, events: LaneEventsInto(output))
+        let made = source.make(key: key, sample: sample, lanesMade: lanes.count, events: LaneEventsInto(events))
         if case .lane(let lane) = made {
             if let log = wireLog.withLock({ $0 }) { _ = lane.recordWireSends(to: log) }
             lanes.append(lane)
@@ -111,7 +110,7 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     }
 
     private func settle(_ requests: [OutgoingRequest], _ outcome: DeliveryOutcome) {
-        output.yield(requests.map { .settled(SettledRequest(request: $0, provider: provider, outcome: outcome, latency: nil, wasDeferred: false)) })
+        events.yield(requests.map { .settled(SettledRequest(request: $0, provider: provider, outcome: outcome, latency: nil, wasDeferred: false)) })
     }
 
     /// After `finish()` or `cancel()` returned from every lane, each lane's threads ended and
@@ -119,8 +118,12 @@ actor LaneGroup<Source: LaneGroupSource>: DeliveryLane {
     private func endIfDone() {
         guard !ended, phase == .finished || phase == .cancelled else { return }
         ended = true
-        output.finish()
+        events.finish()
     }
+
+    /// Nothing: members sign their own credentials (VAPID, webhook signatures), which
+    /// `ProviderSenders.lane` checks as it makes one.
+    func run() async {}
 
     func finish() async {
         if phase != .cancelled { phase = .finished }

@@ -9,14 +9,20 @@ import Synchronization
 /// Call `finish()`, `drain()` or `cancel()` to end it: until then it waits for work.
 final class ProviderLane: DeliveryLane {
     let provider: Provider
-    let events: AsyncStream<[SendEvent]>
+    let events: LaneEvents
     private let hosts: [LaneHost]
     /// Own the transfer threads the hosts run on.
     private let transports: [HTTP2Transport]
     /// FCM's and ADM's token exchange, shared by the hosts: shut down once they all ended.
     private let oauth: OAuthExchange?
+    /// The tokens and verdicts the hosts wait for (OAuth), fetched by `run()`.
+    private let credentialRequests: LaneCredentialRequests?
 
-    init(provider: Provider, events: AsyncStream<[SendEvent]>, hosts: [LaneHost], transports: [HTTP2Transport], oauth: OAuthExchange? = nil) {
+    init(
+        provider: Provider, events: LaneEvents, hosts: [LaneHost], transports: [HTTP2Transport], oauth: OAuthExchange? = nil,
+        credentialRequests: LaneCredentialRequests? = nil
+    ) {
+        self.credentialRequests = credentialRequests
         self.provider = provider
         self.events = events
         self.hosts = hosts
@@ -39,6 +45,11 @@ final class ProviderLane: DeliveryLane {
                 group.addTask { await host.offer(part) }
             }
         }
+    }
+
+    /// Fetches the tokens the hosts ask for until the last host ended; at once without OAuth.
+    func run() async {
+        await credentialRequests?.run()
     }
 
     /// Returns once every host ended (the events have ended) and the token exchange is shut down.
@@ -65,6 +76,11 @@ final class ProviderLane: DeliveryLane {
         }
     }
 
+    /// After each thread's next whole turn (`LaneHost.nextTurn`).
+    func nextTurn() async {
+        for host in hosts { await host.nextTurn() }
+    }
+
     /// The threads' reports added up: attempts, retries, slowdowns, pauses and connections
     /// summed, the rate the sum of the shares, the first stop message.
     func report() async -> LaneReport {
@@ -79,22 +95,28 @@ final class ProviderLane: DeliveryLane {
 final class LaneEventsEnd: Sendable {
     /// Threads still running; the stream is finished once it reaches 0.
     private let remaining: Mutex<Int>
-    private let output: AsyncStream<[SendEvent]>.Continuation
+    private let output: LaneEvents
     /// The stream is the lane's own (false: a `LaneGroup`'s, which ends it itself).
     private let ownsOutput: Bool
+    /// Ended with the last thread: nobody is left to ask.
+    private let credentialRequests: LaneCredentialRequests?
 
-    init(hosts: Int, output: AsyncStream<[SendEvent]>.Continuation, ownsOutput: Bool = true) {
+    init(hosts: Int, output: LaneEvents, ownsOutput: Bool = true, credentialRequests: LaneCredentialRequests? = nil) {
         remaining = Mutex(hosts)
         self.output = output
         self.ownsOutput = ownsOutput
+        self.credentialRequests = credentialRequests
     }
 
-    /// One thread ended; the last one finishes the lane's events (its own stream).
+    /// One thread ended; the last one finishes the lane's events (its own stream) and its
+    /// credential requests.
     func hostEnded() {
-        remaining.withLock { count in
+        let last = remaining.withLock { count -> Bool in
             count -= 1
             if count == 0, ownsOutput { output.finish() }
+            return count == 0
         }
+        if last { credentialRequests?.end() }
     }
 
     /// Emits `events` for a thread that has already ended (requests handed to it as it ended),
@@ -110,7 +132,7 @@ final class LaneEventsEnd: Sendable {
 
 /// The stream a group's member lane yields its events into: the group's own.
 struct LaneEventsInto: Sendable {
-    let output: AsyncStream<[SendEvent]>.Continuation
+    let output: LaneEvents
 
-    init(_ output: AsyncStream<[SendEvent]>.Continuation) { self.output = output }
+    init(_ output: LaneEvents) { self.output = output }
 }

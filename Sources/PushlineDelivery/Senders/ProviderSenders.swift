@@ -153,17 +153,21 @@ public enum ProviderSenders {
         allowsHTTP1: Bool = false, engine: EngineChoice? = nil, eventsInto group: LaneEventsInto? = nil
     ) throws(SenderError) -> ProviderLane {
         let chosen = engine ?? EngineChoice.decide(transport: settings.transport, proxy: settings.proxy, host: "", port: 443, variables: settings.proxyVariables)
-        // Every request yields at most two events, and the run's batch window bounds the
-        // requests given to a lane whose events are not yet read (docs/delivery.md).
-        let (ownEvents, ownOutput) = AsyncStream<[SendEvent]>.makeStream(bufferingPolicy: .unbounded)
-        // A group's member yields into the group's stream; its own stays empty and ended.
-        let output = group?.output ?? ownOutput
-        if group != nil { ownOutput.finish() }
+        // A group's member yields into the group's events; its own stay empty and ended.
+        let ownEvents = LaneEvents()
+        let output = group?.output ?? ownEvents
+        if group != nil { ownEvents.finish() }
         let exchange = oauth
+        // Only OAuth waits for its tokens, and a group's members (Web Push, webhooks) sign their
+        // own: nothing runs a member's requests, so a member that needed it is a defect.
+        let credentialRequests = authenticator.waitsForExchange ? LaneCredentialRequests(authenticator) : nil
+        if group != nil, credentialRequests != nil {
+            throw .transport(provider: provider.rawValue, detail: "internal error: a grouped lane whose tokens are fetched")
+        }
         // Each transfer thread: its share of the connections and the rate, a machine, a host and
         // a transport of its own; their events go into the lane's one stream.
         let threads = Swift.min(Swift.max(settings.transferThreads, 1), settings.connections)
-        let ended = LaneEventsEnd(hosts: threads, output: output, ownsOutput: group == nil)
+        let ended = LaneEventsEnd(hosts: threads, output: output, ownsOutput: group == nil, credentialRequests: credentialRequests)
         var hosts: [LaneHost] = []
         var transports: [HTTP2Transport] = []
         for thread in 0..<threads {
@@ -174,7 +178,10 @@ public enum ProviderSenders {
                 provider: provider, settings: share, routes: routes,
                 identity: authenticator.identity, seed: seed &+ UInt64(thread), now: clock.now()
             )
-            let host = LaneHost(machine: machine, authenticator: authenticator, clock: clock, output: output, logger: logger, ended: ended)
+            let host = LaneHost(
+                machine: machine, authenticator: authenticator, clock: clock, output: output, logger: logger, ended: ended,
+                credentialRequests: credentialRequests
+            )
             do {
                 var transportConfiguration = TransportConfiguration(
                     connections: share.connections, streamsPerConnection: share.streamsPerConnection, caFile: settings.caFile,
@@ -191,11 +198,14 @@ public enum ProviderSenders {
             } catch {
                 // Those already started end with nothing to send; nobody waits for them.
                 for host in hosts { host.requestCancel() }
+                credentialRequests?.end()
                 oauth?.requestShutdown()
                 throw .transport(provider: provider.rawValue, detail: error.description)
             }
         }
-        return ProviderLane(provider: provider, events: ownEvents, hosts: hosts, transports: transports, oauth: exchange)
+        return ProviderLane(
+            provider: provider, events: ownEvents, hosts: hosts, transports: transports, oauth: exchange, credentialRequests: credentialRequests
+        )
     }
 }
 

@@ -15,7 +15,8 @@ import Synchronization
 ///   goes to its provider's lane through a feeder task of that lane: a lane that is slow or full
 ///   holds up only its own feeder, never another provider's sends (what waits is bounded by the
 ///   batch window, since a batch settles only when its requests have).
-/// - One reader task per lane forwards its events here. A batch settles once each of its
+/// - One reader task per lane forwards its events here, and one more runs the lane's own
+///   waiting work (`DeliveryLane.run()`: an OAuth lane's token exchange). A batch settles once each of its
 ///   requests is settled or deferred; a deferred request holds its line (`BatchSettlement.hold`)
 ///   until its `.settled` event, so the window moves on while retries wait.
 /// - Outcomes are recorded on top of each batch's `encodeCounts`; result lines are written as
@@ -161,6 +162,8 @@ public actor DeliverySink: RequestSink {
                     for await events in lane.events { await items.send(.events(lane: i, events)) }
                     await items.send(.eventsEnded(lane: i))
                 }
+                // The lane's own waiting work (an OAuth token exchange): it ends with the lane.
+                group.addTask { await lane.run() }
             }
             // The clock of the disk flush and the checkpoint (not a poll: it waits for nothing).
             // These two end when the loop is over (`cancelAll`).

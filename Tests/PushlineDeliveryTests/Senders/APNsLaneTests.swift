@@ -323,7 +323,9 @@ struct APNsLaneTests {
                 await lane.send(requests)
                 returned.withLock { $0 = true }
             }
-            try await Task.sleep(for: .milliseconds(600))
+            // Two requests reached the server, so the first answer (400 ms) came: a send that
+            // did not wait for room would have returned long before.
+            #expect(await harness.emulator.waitForStats { $0.apns.requests >= 2 })
             #expect(returned.withLock { $0 } == false)
             await lane.cancel()
             await sender.value

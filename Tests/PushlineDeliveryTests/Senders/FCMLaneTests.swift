@@ -1,6 +1,6 @@
 import Foundation
 import PushlineCore
-import PushlineDelivery
+@testable import PushlineDelivery
 import PushlineEmulator
 import Synchronization
 import Testing
@@ -79,37 +79,42 @@ struct FCMLaneTests {
             let lane = try ProviderSenders.make(
                 harness.fcmConfiguration(harness.settings(connections: 1, streams: 1, rate: "100/s")), routes: TestCampaign.routes, clock: clock
             )
-            var outcomes: [UInt64: DeliveryOutcome] = [:]
-            var events = lane.events.makeAsyncIterator()
-            await lane.send(TestCampaign.requests(provider: .fcm, tokens: tokens))
-            // The first answer is QUOTA_EXCEEDED: the request is deferred.
-            let first = await events.next() ?? []
-            guard case .deferred(let tag, _)? = first.first else {
-                Issue.record("expected a deferred event first, got \(first)")
-                await lane.cancel()
-                return
+            try await LaneDriver.whileRunning(lane) {
+                var outcomes: [UInt64: DeliveryOutcome] = [:]
+                var events = lane.events.makeAsyncIterator()
+                await lane.send(TestCampaign.requests(provider: .fcm, tokens: tokens))
+                // The first answer is QUOTA_EXCEEDED: the request is deferred.
+                let first = await events.next() ?? []
+                guard case .deferred(let tag, _)? = first.first else {
+                    Issue.record("expected a deferred event first, got \(first)")
+                    await lane.cancel()
+                    return
+                }
+                #expect(tag == 0)
+                // Two seconds later on the lane's clock (Retry-After was 1 s) the lane starts
+                // nothing: the project is paused for a minute.
+                clock.advance(seconds: 2)
+                let paused = try #require(lane as? ProviderLane)
+                await paused.nextTurn()
+                #expect(await lane.report().inFlight == 0)
+                #expect(harness.emulator.stats().fcm.requests == 1)
+                let slowed = await lane.report()
+                #expect(slowed.slowdowns == 1)
+                #expect(slowed.finalRatePerSecond == 50)
+                // 61 s later on the lane's clock: the retry and the others go.
+                clock.advance(seconds: 61)
+                let finishing = Task { await lane.finish() }
+                while let batch = await events.next() {
+                    for case .settled(let settled) in batch { outcomes[settled.request.tag] = settled.outcome }
+                }
+                await finishing.value
+                #expect(outcomes.count == 3)
+                #expect(outcomes[0]?.kind == .sent)
+                #expect(outcomes[0]?.attempts == 2)
+                #expect(outcomes[1]?.kind == .sent)
+                #expect(outcomes[2]?.kind == .sent)
+                #expect(harness.emulator.stats().fcm.tokens[tokens[0]]?.answers == ["429 QUOTA_EXCEEDED", "200"])
             }
-            #expect(tag == 0)
-            // Two seconds later (Retry-After was 1 s) nothing more has been sent: the project
-            // is paused for a minute.
-            try await Task.sleep(for: .seconds(2))
-            #expect(harness.emulator.stats().fcm.requests == 1)
-            let slowed = await lane.report()
-            #expect(slowed.slowdowns == 1)
-            #expect(slowed.finalRatePerSecond == 50)
-            // 61 s later on the lane's clock: the retry and the others go.
-            clock.advance(seconds: 61)
-            let finishing = Task { await lane.finish() }
-            while let batch = await events.next() {
-                for case .settled(let settled) in batch { outcomes[settled.request.tag] = settled.outcome }
-            }
-            await finishing.value
-            #expect(outcomes.count == 3)
-            #expect(outcomes[0]?.kind == .sent)
-            #expect(outcomes[0]?.attempts == 2)
-            #expect(outcomes[1]?.kind == .sent)
-            #expect(outcomes[2]?.kind == .sent)
-            #expect(harness.emulator.stats().fcm.tokens[tokens[0]]?.answers == ["429 QUOTA_EXCEEDED", "200"])
         }
     }
 
@@ -121,26 +126,28 @@ struct FCMLaneTests {
         }) { harness in
             let clock = JumpClock()
             let fcm = try ProviderSenders.make(harness.fcmConfiguration(harness.settings(connections: 1, streams: 1)), routes: TestCampaign.routes, clock: clock)
-            var fcmEvents = fcm.events.makeAsyncIterator()
-            await fcm.send(TestCampaign.requests(provider: .fcm, tokens: fcmTokens))
-            guard case .deferred? = (await fcmEvents.next() ?? []).first else {
-                Issue.record("expected the FCM request to be deferred")
-                await fcm.cancel()
-                return
+            try await LaneDriver.whileRunning(fcm) {
+                var fcmEvents = fcm.events.makeAsyncIterator()
+                await fcm.send(TestCampaign.requests(provider: .fcm, tokens: fcmTokens))
+                guard case .deferred? = (await fcmEvents.next() ?? []).first else {
+                    Issue.record("expected the FCM request to be deferred")
+                    await fcm.cancel()
+                    return
+                }
+                let apns = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
+                let run = await LaneDriver.run(apns, TestCampaign.requests(provider: .apns, tokens: (0..<50).map(TestCampaign.apnsToken)))
+                #expect(run.counts[.sent] == 50)
+                // FCM is still paused: only its first request reached the emulator.
+                #expect(harness.emulator.stats().fcm.requests == 1)
+                clock.advance(seconds: 61)
+                let finishing = Task { await fcm.finish() }
+                var sent = 0
+                while let batch = await fcmEvents.next() {
+                    for case .settled(let settled) in batch where settled.outcome.kind == .sent { sent += 1 }
+                }
+                await finishing.value
+                #expect(sent == 3)
             }
-            let apns = try ProviderSenders.make(harness.apnsConfiguration(), routes: TestCampaign.routes)
-            let run = await LaneDriver.run(apns, TestCampaign.requests(provider: .apns, tokens: (0..<50).map(TestCampaign.apnsToken)))
-            #expect(run.counts[.sent] == 50)
-            // FCM is still paused: only its first request reached the emulator.
-            #expect(harness.emulator.stats().fcm.requests == 1)
-            clock.advance(seconds: 61)
-            let finishing = Task { await fcm.finish() }
-            var sent = 0
-            while let batch = await fcmEvents.next() {
-                for case .settled(let settled) in batch where settled.outcome.kind == .sent { sent += 1 }
-            }
-            await finishing.value
-            #expect(sent == 3)
         }
     }
 
@@ -204,28 +211,30 @@ struct FCMLaneTests {
             configuration.clock = EmulatorClock { Int64(Date().timeIntervalSince1970 * 1000) + offset.withLock { $0 } }
         }) { harness in
             let lane = try ProviderSenders.make(harness.fcmConfiguration(harness.settings(connections: 1, streams: 1)), routes: TestCampaign.routes)
-            var events = lane.events.makeAsyncIterator()
-            var outcomes: [UInt64: DeliveryOutcome] = [:]
-            let tokens = (0..<2).map(TestCampaign.fcmToken)
-            let requests = TestCampaign.requests(provider: .fcm, tokens: tokens)
-            await lane.send([requests[0]])
-            for case .settled(let settled) in await events.next() ?? [] { outcomes[settled.request.tag] = settled.outcome }
-            #expect(outcomes[0]?.kind == .sent)
-            offset.withLock { $0 = 601_000 }
-            await lane.send([requests[1]])
-            let finishing = Task { await lane.finish() }
-            while let batch = await events.next() {
-                for case .settled(let settled) in batch { outcomes[settled.request.tag] = settled.outcome }
+            try await LaneDriver.whileRunning(lane) {
+                var events = lane.events.makeAsyncIterator()
+                var outcomes: [UInt64: DeliveryOutcome] = [:]
+                let tokens = (0..<2).map(TestCampaign.fcmToken)
+                let requests = TestCampaign.requests(provider: .fcm, tokens: tokens)
+                await lane.send([requests[0]])
+                for case .settled(let settled) in await events.next() ?? [] { outcomes[settled.request.tag] = settled.outcome }
+                #expect(outcomes[0]?.kind == .sent)
+                offset.withLock { $0 = 601_000 }
+                await lane.send([requests[1]])
+                let finishing = Task { await lane.finish() }
+                while let batch = await events.next() {
+                    for case .settled(let settled) in batch { outcomes[settled.request.tag] = settled.outcome }
+                }
+                await finishing.value
+                let resent = try #require(outcomes[1])
+                #expect(resent.kind == .sent)
+                #expect(resent.attempts == 2)
+                let stats = harness.emulator.stats()
+                #expect(stats.oauth.issued == 2)
+                #expect(stats.fcm.answers["401 UNAUTHENTICATED"] == 1)
+                #expect(stats.fcm.delivered == 2)
+                #expect(await lane.report().stoppedBecause == nil)
             }
-            await finishing.value
-            let resent = try #require(outcomes[1])
-            #expect(resent.kind == .sent)
-            #expect(resent.attempts == 2)
-            let stats = harness.emulator.stats()
-            #expect(stats.oauth.issued == 2)
-            #expect(stats.fcm.answers["401 UNAUTHENTICATED"] == 1)
-            #expect(stats.fcm.delivered == 2)
-            #expect(await lane.report().stoppedBecause == nil)
         }
     }
 }

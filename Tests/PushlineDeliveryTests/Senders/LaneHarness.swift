@@ -187,6 +187,8 @@ enum LaneDriver {
     /// a hang guard only, far above what a run takes even while other builds share the cores
     /// (alone each run takes a few seconds).
     static func run(_ lane: any DeliveryLane, _ requests: [OutgoingRequest], batchSize: Int = 500, timeout: Duration = .seconds(300)) async -> LaneRun {
+        // The lane's own work (an OAuth lane's token fetches), as the sink runs it.
+        async let running: Void = lane.run()
         let reader = Task { () -> LaneRun in
             var run = LaneRun()
             for await events in lane.events {
@@ -219,8 +221,19 @@ enum LaneDriver {
         await lane.finish()
         var run = await reader.value
         watchdog.cancel()
+        await running
         run.report = await lane.report()
         return run
+    }
+
+    /// Runs `lane`'s own work (`DeliveryLane.run()`: an OAuth lane's token fetches) beside
+    /// `body`, as the sink does. `body` ends the lane (finish or cancel) before it returns;
+    /// if it throws, the work is cancelled with it.
+    static func whileRunning<T: Sendable>(_ lane: any DeliveryLane, _ body: () async throws -> T) async rethrows -> T {
+        async let running: Void = lane.run()
+        let result = try await body()
+        await running
+        return result
     }
 }
 

@@ -17,7 +17,7 @@ struct LaneHostTests {
         )
         let clock = SystemDeliveryClock()
         let key = try APNsSigningKey(privateKey: P256.Signing.PrivateKey(), keyID: "KEY1234567", teamID: "TEAM123456")
-        let (_, output) = AsyncStream<[SendEvent]>.makeStream()
+        let output = LaneEvents()
         do {
             let machine = LaneStateMachine(
                 provider: .apns, settings: settings,

@@ -389,8 +389,7 @@ final class Flag: Sendable {
 /// (a sender that died). Tests that the sink fails the run instead of waiting forever.
 actor VanishingLane: DeliveryLane {
     nonisolated let provider: Provider
-    nonisolated let events: AsyncStream<[SendEvent]>
-    private let continuation: AsyncStream<[SendEvent]>.Continuation
+    nonisolated let events = LaneEvents()
 
     /// Settles the first `send`'s requests (sent) before its events end.
     private let settleFirst: Bool
@@ -398,20 +397,20 @@ actor VanishingLane: DeliveryLane {
     init(provider: Provider, settleFirst: Bool = false) {
         self.provider = provider
         self.settleFirst = settleFirst
-        (events, continuation) = AsyncStream<[SendEvent]>.makeStream()
     }
 
     func send(_ requests: [OutgoingRequest]) async {
         if settleFirst {
-            continuation.yield(requests.map {
+            events.yield(requests.map {
                 .settled(SettledRequest(request: $0, provider: provider, outcome: .sent(providerID: "x", attempts: 1), latency: .milliseconds(1), wasDeferred: false))
             })
         }
-        continuation.finish()
+        events.finish()
     }
-    func finish() async { continuation.finish() }
-    func drain() async { continuation.finish() }
-    func cancel() async { continuation.finish() }
+    func run() async {}
+    func finish() async { events.finish() }
+    func drain() async { events.finish() }
+    func cancel() async { events.finish() }
     func report() async -> LaneReport { LaneReport(provider: provider) }
     nonisolated func recordWireSends(to log: any WireLog) -> Bool { false }
 }

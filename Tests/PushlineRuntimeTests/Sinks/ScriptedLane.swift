@@ -22,8 +22,7 @@ actor ScriptedLane: DeliveryLane {
     }
 
     nonisolated let provider: Provider
-    nonisolated let events: AsyncStream<[SendEvent]>
-    private let continuation: AsyncStream<[SendEvent]>.Continuation
+    nonisolated let events = LaneEvents()
     private let script: @Sendable (OutgoingRequest) -> Step
     /// After this many requests settled, the lane "stops" with `stopMessage`, as a sender does on
     /// a configuration error: every later request fails unsent with `provider_stopped`.
@@ -70,7 +69,6 @@ actor ScriptedLane: DeliveryLane {
         self.stopAfter = stopAfter
         self.stopMessage = stopMessage
         self.keepBodies = keepBodies
-        (events, continuation) = AsyncStream<[SendEvent]>.makeStream()
         laneReport = LaneReport(provider: provider)
     }
 
@@ -108,14 +106,14 @@ actor ScriptedLane: DeliveryLane {
             }
         }
         out += releaseWaiting(all: false)
-        if !out.isEmpty { continuation.yield(out) }
+        if !out.isEmpty { events.yield(out) }
     }
 
     private func completeSlow(_ request: OutgoingRequest, _ outcome: DeliveryOutcome) {
         // Cancelled meanwhile: already settled.
         guard inFlight.removeValue(forKey: request.tag) != nil else { return }
         pending -= 1
-        continuation.yield([settled(request, outcome, deferred: false, sent: true)])
+        events.yield([settled(request, outcome, deferred: false, sent: true)])
         endIfDone()
     }
 
@@ -144,10 +142,12 @@ actor ScriptedLane: DeliveryLane {
         return .settled(SettledRequest(request: request, provider: provider, outcome: outcome, latency: sent ? .milliseconds(request.entry.line) : nil, wasDeferred: deferred))
     }
 
+    func run() async {}
+
     func finish() async {
         finishing = true
         let out = releaseWaiting(all: true)
-        if !out.isEmpty { continuation.yield(out) }
+        if !out.isEmpty { events.yield(out) }
         endIfDone()
     }
 
@@ -160,7 +160,7 @@ actor ScriptedLane: DeliveryLane {
         drainedUnsent += waiting.count
         pending -= waiting.count
         waiting = []
-        if !out.isEmpty { continuation.yield(out) }
+        if !out.isEmpty { events.yield(out) }
         endIfDone()
     }
 
@@ -179,12 +179,12 @@ actor ScriptedLane: DeliveryLane {
         }
         pending -= inFlight.count
         inFlight = [:]
-        if !out.isEmpty { continuation.yield(out) }
+        if !out.isEmpty { events.yield(out) }
         endIfDone()
     }
 
     private func endIfDone() {
-        if finishing && pending == 0 { continuation.finish() }
+        if finishing && pending == 0 { events.finish() }
     }
 
     /// Scripted outcomes put nothing on a wire: no log to keep.

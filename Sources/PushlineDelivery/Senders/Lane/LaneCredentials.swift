@@ -56,6 +56,13 @@ enum LaneAuthenticator: Sendable {
         }
     }
 
+    /// Its tokens come from an exchange that must be waited for (OAuth): the lane needs
+    /// `LaneCredentialRequests`, run by `DeliveryLane.run()`.
+    var waitsForExchange: Bool {
+        if case .oauth = self { return true }
+        return false
+    }
+
     /// The credential without waiting, when it needs no exchange (APNs and VAPID sign their
     /// own tokens; webhooks sign each request); nil when it must be fetched (OAuth).
     func immediateCredential() -> Result<LaneCredential, Failure>? {
@@ -89,6 +96,19 @@ enum LaneAuthenticator: Sendable {
     /// The provider called `credential` expired (APNs 403 ExpiredProviderToken, FCM 401 without
     /// a detail, ADM 401): a new credential once, or stop.
     func rejected(_ credential: LaneCredential) async -> RefreshDecision {
+        if let immediate = immediateVerdict(on: credential) { return immediate }
+        guard case .oauth(let provider) = self, case .oauth(let token) = credential else {
+            return .stop("internal error: a credential of another provider")
+        }
+        switch await provider.unauthorized(token) {
+        case .success: return .resend
+        case .failure(let error): return .stop(error.description)
+        }
+    }
+
+    /// `rejected` without waiting, when the source decides alone (APNs signs a new token; Web
+    /// Push and webhooks stop); nil when the token endpoint must be asked (OAuth).
+    func immediateVerdict(on credential: LaneCredential) -> RefreshDecision? {
         // Each source judges only its own kind of credential: another kind is a defect.
         let otherKind = RefreshDecision.stop("internal error: a credential of another provider")
         switch self {
@@ -102,12 +122,9 @@ enum LaneAuthenticator: Sendable {
             } catch {
                 return .stop(error.description)
             }
-        case .oauth(let provider):
-            guard case .oauth(let token) = credential else { return otherKind }
-            switch await provider.unauthorized(token) {
-            case .success: return .resend
-            case .failure(let error): return .stop(error.description)
-            }
+        case .oauth:
+            guard case .oauth = credential else { return otherKind }
+            return nil
         case .vapid:
             guard case .vapid = credential else { return otherKind }
             // No Web Push answer asks for a new token (401 stops the push service's lane).

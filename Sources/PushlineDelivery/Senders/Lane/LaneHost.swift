@@ -25,6 +25,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         var endWaiters: [CheckedContinuation<Void, Never>] = []
         /// Waiting for a drain to be applied (the waiting requests settled).
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Waiting for a whole turn that starts after they asked (`nextTurn`).
+        var turnWaiters: [CheckedContinuation<Void, Never>] = []
         /// The loop has ended: nothing more is taken.
         var closed = false
         /// Producers inside `offer`: the lane does not end under them (a send in progress when
@@ -55,10 +57,13 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private let inboxCapacity: Int
     private let authenticator: LaneAuthenticator
     private let clock: any DeliveryClock
-    private let output: AsyncStream<[SendEvent]>.Continuation
+    private let output: LaneEvents
     private let logger: (@Sendable (String) -> Void)?
     /// Ends the lane's event stream after its last thread.
     private let ended: LaneEventsEnd
+    /// Where a token or a verdict that must be waited for is asked (OAuth lanes; nil: every
+    /// credential and verdict of this authenticator comes at once).
+    private let credentialRequests: LaneCredentialRequests?
     /// The transport whose thread runs this host (weak: the lane owns the transport); set once
     /// it exists. It wakes the thread and counts connections.
     ///
@@ -74,8 +79,10 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
 
     init(
         machine: LaneStateMachine, authenticator: LaneAuthenticator, clock: any DeliveryClock,
-        output: AsyncStream<[SendEvent]>.Continuation, logger: (@Sendable (String) -> Void)?, ended: LaneEventsEnd
+        output: LaneEvents, logger: (@Sendable (String) -> Void)?, ended: LaneEventsEnd,
+        credentialRequests: LaneCredentialRequests? = nil
     ) {
+        self.credentialRequests = credentialRequests
         self.machine = machine
         provider = machine.provider
         inboxCapacity = machine.capacity
@@ -175,6 +182,21 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         if !closed { wake() }
     }
 
+    /// Returns after the thread has run a whole turn that began after the call (at once once its
+    /// loop ended): what the machine decides at its clock's current reading is then in `report`.
+    /// Lets a test show that nothing happened by a moment of the lane's clock without waiting
+    /// for time to pass.
+    func nextTurn() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let closed = inbox.withLock { inbox -> Bool in
+                if inbox.closed { return true }
+                inbox.turnWaiters.append(continuation)
+                return false
+            }
+            if closed { continuation.resume() } else { wake() }
+        }
+    }
+
     func report() -> LaneReport {
         var report = inbox.withLock { $0.report }
         report.connectionsOpened = transport.withLock { $0.transport }?.counters.connectionsOpened ?? 0
@@ -189,7 +211,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         var controls: [Control] = []
         var credentials: [Result<LaneCredential, LaneAuthenticator.Failure>] = []
         var verdicts: [(check: UInt64, decision: LaneAuthenticator.RefreshDecision)] = []
+        var turnWaiters: [CheckedContinuation<Void, Never>] = []
         inbox.withLock { inbox in
+            swap(&turnWaiters, &inbox.turnWaiters)
             swap(&controls, &inbox.control)
             swap(&credentials, &inbox.credentials)
             swap(&verdicts, &inbox.verdicts)
@@ -225,7 +249,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             if drainApplied { swap(&drained, &inbox.drainWaiters) }
             return inbox.offered.isEmpty && inbox.activeOffers == 0
         }
-        for waiter in drained { waiter.resume() }
+        for waiter in drained + turnWaiters { waiter.resume() }
         // Requests handed over after the end still get a turn (they settle unsent).
         turnResult.ended = machineEnded && inboxEmpty
         turnResult.timeoutMilliseconds = timeout(now: now)
@@ -285,10 +309,11 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     func loopEnded() {
         let (ends, rooms) = inbox.withLock { inbox in
             inbox.closed = true
-            let ends = inbox.endWaiters + inbox.drainWaiters
+            let ends = inbox.endWaiters + inbox.drainWaiters + inbox.turnWaiters
             let rooms = inbox.roomWaiters
             inbox.endWaiters = []
             inbox.drainWaiters = []
+            inbox.turnWaiters = []
             inbox.roomWaiters = []
             return (ends, rooms)
         }
@@ -332,26 +357,33 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             credentialArrived(immediate, now: now)
             return
         }
-        let authenticator = self.authenticator
-        Task { [self] in
-            let result: Result<LaneCredential, LaneAuthenticator.Failure>
-            do throws(LaneAuthenticator.Failure) {
-                result = .success(try await authenticator.credential())
-            } catch {
-                result = .failure(error)
-            }
+        guard let credentialRequests else {
+            credentialArrived(.failure(.fatal("internal error: a lane whose credential is fetched was built without anyone to fetch it")), now: now)
+            return
+        }
+        credentialRequests.ask(.token { [self] result in
             inbox.withLock { $0.credentials.append(result) }
             wake()
-        }
+        })
     }
 
+    /// The verdict comes through the inbox either way, so the machine sees it at its next turn
+    /// as it would an answer from the token endpoint.
     private func askAbout(_ credential: LaneCredential, check: UInt64) {
-        let authenticator = self.authenticator
-        Task { [self] in
-            let decision = await authenticator.rejected(credential)
+        if let decision = authenticator.immediateVerdict(on: credential) {
             inbox.withLock { $0.verdicts.append((check, decision)) }
             wake()
+            return
         }
+        guard let credentialRequests else {
+            inbox.withLock { $0.verdicts.append((check, .stop("internal error: a lane whose credential is judged remotely was built without anyone to ask"))) }
+            wake()
+            return
+        }
+        credentialRequests.ask(.verdict(on: credential) { [self] decision in
+            inbox.withLock { $0.verdicts.append((check, decision)) }
+            wake()
+        })
     }
 
     /// Until the machine's next deadline; without one, until a wake-up (every producer, control,
