@@ -28,6 +28,9 @@ final class SendResultFiles {
     /// Quiet hours' deferred lines, when the campaign has quiet hours.
     let deferredLines: ResultFile?
     private(set) var writeFailure: OutputFileError?
+    /// The rejects and deferred lines of batches that came before their turn, by sequence.
+    private var earlyLines: [Int: (rejects: [UInt8], deferred: [UInt8])] = [:]
+    private var nextInOrder = 0
 
     private var all: [ResultFile] { [sent, invalidTokens, failed, unsent, rejects] + (deferredLines.map { [$0] } ?? []) }
 
@@ -64,6 +67,25 @@ final class SendResultFiles {
     /// The first failure wins; from then on nothing is written.
     func fail(_ error: OutputFileError) {
         if writeFailure == nil { writeFailure = error }
+    }
+
+    /// Writes a batch's rejects and deferred lines once every earlier batch's are written (a
+    /// batch that comes early waits here); `written` is told each batch written, in sequence,
+    /// with `inOrderMarks` just after it.
+    func writeInOrder(sequence: Int, rejects: [UInt8], deferred: [UInt8], written: (_ sequence: Int, _ marks: [Int]) -> Void) {
+        guard sequence == nextInOrder else {
+            earlyLines[sequence] = (rejects, deferred)
+            return
+        }
+        var lines = (rejects: rejects, deferred: deferred)
+        while true {
+            write(lines.rejects, to: self.rejects)
+            if let deferredLines { write(lines.deferred, to: deferredLines) }
+            written(nextInOrder, inOrderMarks)
+            nextInOrder += 1
+            guard let early = earlyLines.removeValue(forKey: nextInOrder) else { return }
+            lines = early
+        }
     }
 
     func write(_ bytes: [UInt8], to file: ResultFile) {

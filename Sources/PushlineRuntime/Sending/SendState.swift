@@ -39,20 +39,10 @@ final class SendState {
     /// Checkpoints: the watermark and its counts, the journal (nil: an audience from stdin).
     private(set) var ledger: CheckpointLedger
     private let checkpointer: RunCheckpointer?
-    /// Resuming: what the previous runs recorded after the watermark, and the lines a killed
-    /// run may have had on the wire (their devices sent again are marked `possible_duplicate`).
-    private let records: ResumeRecords?
-    private let possibleDuplicateLines: [ClosedRange<Int>?]
-    /// Resuming: which of those devices the wire logs say may have been on the wire.
-    private let checkpointPlan: CheckpointPlan?
-    /// Per provider ordinal: the highest line the journal allows its lane to be given.
-    private var horizons: [Int]
-    /// Rejects and deferred lines are written in input order (the checkpoint cuts them at the
-    /// watermark on resume): bytes of batches that came early, by sequence.
-    private var earlyLines: [Int: (rejects: [UInt8], deferred: [UInt8])] = [:]
-    private var nextInOrder = 0
-    /// Devices settled from the previous runs' records (not sent again).
-    private(set) var settledFromRecords = 0
+    /// Resuming: the devices earlier runs settled, and those a killed run may have sent.
+    private var resume: ResumeMarks
+    /// The highest line the journal allows each lane to be given.
+    private var horizons: JournalHorizons
 
     private let observer: RunObserver?
     private var publishGate = PublishGate()
@@ -80,15 +70,8 @@ final class SendState {
         counts = resumed?.counts ?? RunCounts()
         ledger = CheckpointLedger(watermark: resumed?.settledThroughLine ?? 0, counts: resumed?.counts ?? RunCounts(), marks: files.inOrderMarks)
         checkpointer = checkpoint.map(RunCheckpointer.init)
-        records = checkpoint?.records
-        possibleDuplicateLines = Provider.allCases.map { checkpoint?.possibleDuplicateLines($0) }
-        checkpointPlan = checkpoint
-        // A resume keeps the horizons it read: devices up to them it has not sent yet are still
-        // possible duplicates if it is killed too. Without a checkpoint nothing is held back.
-        let start = resumed?.settledThroughLine ?? 0
-        horizons = Provider.allCases.map { provider in
-            checkpoint == nil ? Int.max : max(start, resumed?.horizonLines[provider] ?? 0)
-        }
+        resume = ResumeMarks(plan: checkpoint)
+        horizons = JournalHorizons(plan: checkpoint)
     }
 
     // MARK: Batches
@@ -112,9 +95,8 @@ final class SendState {
         for i in 0..<n {
             let request = OutgoingRequest(tag: firstTag &+ UInt64(i), index: batch.index, at: i, bytes: bytes)
             let provider = provider(of: request)
-            if let records, let recorded = records.settled[DeviceKey(line: request.entry.line, device: Int(request.entry.device))] {
+            if let recorded = resume.settledEarlier(request) {
                 // Settled by the run this one resumes (its result line is in the file).
-                settledFromRecords += 1
                 record(request, provider: recorded.provider, outcome: recorded.outcome, writeLine: false)
                 complete(request.tag, settlement: settlement)
             } else if let provider, let reason = skip[provider] {
@@ -219,13 +201,8 @@ final class SendState {
     /// and writes its result line (not for one read back from the previous runs' records).
     private func record(_ request: OutgoingRequest, provider: Provider?, outcome: DeliveryOutcome, writeLine: Bool = true) {
         var outcome = outcome
-        if writeLine, let provider, let lines = possibleDuplicateLines[provider.ordinal], lines.contains(request.entry.line) {
-            let key = DeviceKey(line: request.entry.line, device: Int(request.entry.device))
-            if records?.neverAttempted.contains(key) != true, checkpointPlan?.mayHaveBeenOnTheWire(key, provider: provider) ?? true {
-                // A killed run may have had this device on the wire without recording it.
-                outcome = outcome.markedPossibleDuplicate()
-            }
-        }
+        // A killed run may have had this device on the wire without recording it.
+        if writeLine, let provider { outcome = resume.marked(outcome, of: request, provider: provider) }
         counts.record(outcome, provider: provider)
         ledger.record(tag: request.tag, outcome: outcome, provider: provider)
         guard writeLine else { return }
@@ -260,37 +237,29 @@ final class SendState {
     /// Writes the batch's rejects and deferred lines in input order (holding early ones), and
     /// tells the ledger how far the files go for each batch written.
     private func writeInOrder(_ batch: EncodedBatch) {
-        guard batch.sequence == nextInOrder else {
-            earlyLines[batch.sequence] = (batch.rejects.count > 0 ? batch.rejects.bytes : [], batch.deferred.count > 0 ? batch.deferred.bytes : [])
-            return
-        }
-        if batch.rejects.count > 0 { files.write(batch.rejects.bytes, to: files.rejects) }
-        if batch.deferred.count > 0, let deferredLines = files.deferredLines { files.write(batch.deferred.bytes, to: deferredLines) }
-        ledger.written(sequence: batch.sequence, marks: files.inOrderMarks)
-        nextInOrder += 1
-        while let early = earlyLines.removeValue(forKey: nextInOrder) {
-            files.write(early.rejects, to: files.rejects)
-            if let deferredLines = files.deferredLines { files.write(early.deferred, to: deferredLines) }
-            ledger.written(sequence: nextInOrder, marks: files.inOrderMarks)
-            nextInOrder += 1
+        files.writeInOrder(
+            sequence: batch.sequence, rejects: batch.rejects.count > 0 ? batch.rejects.bytes : [],
+            deferred: batch.deferred.count > 0 ? batch.deferred.bytes : []
+        ) { sequence, marks in
+            ledger.written(sequence: sequence, marks: marks)
         }
     }
 
 
     /// The horizon the journal records for lane `lane`: no request of a later line may reach it.
-    func horizon(lane: Int) -> Int { horizons[laneProviders[lane].ordinal] }
+    func horizon(lane: Int) -> Int { horizons[laneProviders[lane]] }
     var checkpointDue: Bool { checkpointer?.due ?? false }
 
     /// Moves lane `lane`'s horizon to `line` in the journal (written now, not synced); false
     /// when the journal could not be written (the lane gets nothing past the old horizon).
     func extendHorizon(lane: Int, to line: Int) -> Bool {
-        let ordinal = laneProviders[lane].ordinal
-        let previous = horizons[ordinal]
+        let provider = laneProviders[lane]
+        let previous = horizons[provider]
         guard line > previous else { return true }
-        horizons[ordinal] = line
+        horizons[provider] = line
         checkpoint(sync: false)
         if writeFailure != nil {
-            horizons[ordinal] = previous
+            horizons[provider] = previous
             return false
         }
         return true
@@ -302,11 +271,7 @@ final class SendState {
         files.flush()
         guard files.writeFailure == nil, let checkpointer else { return }
         guard let marks = files.checkpointMarks(sync: sync, committedInOrder: ledger.committedMarks) else { return }
-        var byProvider: [Provider: Int] = [:]
-        for provider in Provider.allCases where horizons[provider.ordinal] > 0 && horizons[provider.ordinal] != Int.max {
-            byProvider[provider] = horizons[provider.ordinal]
-        }
-        checkpointer.write(watermark: ledger.watermark, horizons: byProvider, counts: ledger.committed, files: marks, sync: sync)
+        checkpointer.write(watermark: ledger.watermark, horizons: horizons.recorded, counts: ledger.committed, files: marks, sync: sync)
         if let failure = checkpointer.failure { files.fail(.checkpointFailed(failure.description)) }
     }
 
@@ -342,7 +307,7 @@ final class SendState {
         report.unknownTags = unknownTags
         report.lostRequests = lanes.lost
         report.lanesEndedEarly = lanes.endedEarly
-        report.settledFromRecords = settledFromRecords
+        report.settledFromRecords = resume.settledFromRecords
         return report
     }
 
