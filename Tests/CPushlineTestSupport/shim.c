@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,4 +81,32 @@ int cpushlinetestsupport_reap(pid_t pid, int block, int *code, int *signalled) {
     *signalled = WIFSIGNALED(status) ? 1 : 0;
     *code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
     return 1;
+}
+
+int cpushlinetestsupport_watch_open(void) {
+    return inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+}
+
+int cpushlinetestsupport_watch_add(int watch, const char *path) {
+    return inotify_add_watch(watch, path, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_DELETE_SELF);
+}
+
+int cpushlinetestsupport_watch_wait(int watch, pid_t pid, int timeout_ms) {
+    int process = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    struct pollfd watches[2] = {{.fd = watch, .events = POLLIN}, {.fd = process, .events = POLLIN}};
+    int ready;
+    do {
+        ready = poll(watches, process >= 0 ? 2 : 1, timeout_ms);
+    } while (ready < 0 && errno == EINTR);
+    int saved = errno;
+    if (process >= 0) close(process);
+    if (ready < 0) {
+        errno = saved;
+        return -1;
+    }
+    if (ready == 0) return 0;
+    // Take every event queued so far: the caller looks again at what it waits for.
+    char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    while (read(watch, events, sizeof events) > 0) {}
+    return (process >= 0 && (watches[1].revents & POLLIN)) ? 2 : 1;
 }

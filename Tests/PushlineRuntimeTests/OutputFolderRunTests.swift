@@ -125,13 +125,15 @@ struct ConcurrentRunTests {
         first.arguments = ["run", pipeline, "--dry-run", "--audience", "-", "--output", folder, "--log-level", "error"]
         let input = Pipe()
         first.standardInput = input
+        // Watched before the run starts: the lock's write is reported, not looked for on a clock.
+        let changes = try FileChanges(watching: [folder])
         try first.run()
         defer { if first.isRunning { first.terminate() } }
         let lockFile = folder + "/.pushline.lock"
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = ContinuousClock.now + .seconds(120)
         while (try? String(contentsOfFile: lockFile, encoding: .utf8))?.hasPrefix("pid=\(first.processIdentifier)\n") != true {
-            try #require(Date() < deadline, "the first run never took the lock")
-            try await Task.sleep(for: .milliseconds(20))
+            try #require(ContinuousClock.now < deadline && first.isRunning, "the first run never took the lock")
+            _ = await changes.next(orExitOf: first.processIdentifier, limit: deadline - ContinuousClock.now)
         }
 
         let started = Date()

@@ -136,6 +136,13 @@ public final class ChildProcess: @unchecked Sendable {
 
     public func waitUntilExit() { waitForExit() }
 
+    /// Blocks until the child has ended or `limit` passed (false), without reaping it: the
+    /// thread that calls `waitForExit` still gets its status.
+    public func waitForEnd(limit: Duration = .seconds(600)) -> Bool {
+        let milliseconds = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
+        return cpushlinetestsupport_await_exit(processIdentifier, Int32(clamping: milliseconds)) != 0
+    }
+
     /// `waitForExit` from async code: the wait happens on a thread of its own, never on one of
     /// the cooperative pool's few threads, which every other test running meanwhile needs.
     public func exited(limit: Duration = .seconds(600)) async -> ChildExit {

@@ -29,4 +29,17 @@ int cpushlinetestsupport_await_exit(pid_t pid, int timeout_ms);
 /// still running, -1 with errno on error (ECHILD: not this process's child, or reaped already).
 int cpushlinetestsupport_reap(pid_t pid, int block, int *code, int *signalled);
 
+/// An inotify descriptor (non-blocking, close-on-exec) to add watches to; -1 with errno.
+int cpushlinetestsupport_watch_open(void);
+
+/// Watches `path` (a file, or a folder and the files directly in it) for writes, creations,
+/// renames into it, closes after writing and deletions. Returns the watch, or -1 with errno
+/// (ENOENT: it does not exist yet).
+int cpushlinetestsupport_watch_add(int watch, const char *path);
+
+/// Waits up to `timeout_ms` (negative: for good) until something watched changed or `pid` (if
+/// positive) ended, and takes every change reported so far. Returns 1 for a change, 2 when
+/// the process ended (with or without changes), 0 on timeout, -1 with errno.
+int cpushlinetestsupport_watch_wait(int watch, pid_t pid, int timeout_ms);
+
 #endif

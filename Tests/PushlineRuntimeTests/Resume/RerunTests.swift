@@ -103,7 +103,7 @@ struct RerunTests {
             ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--log-level", "notice"] + extra
         }
         let run = try KillableRun.start(arguments([]), log: harness.scratch.file("run.log"))
-        let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= 1_000 }
+        let reached = run.wait(for: folder) { resultLineCount(folder, "sent.ndjson") >= 1_000 }
         let exit = run.kill()
         try #require(reached && exit.signalled, "the run ended before it could be killed: \(run.stderr)")
         let recorded = resultLineCount(folder, "sent.ndjson")

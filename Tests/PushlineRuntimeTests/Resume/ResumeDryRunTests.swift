@@ -67,7 +67,7 @@ struct ResumeDryRunTests {
             let run = try KillableRun.start(
                 Self.arguments(pipeline, audience, folder, resuming ? ["--resume"] : ["--now", Self.clock]), log: scratch.file("run-\(kills).log")
             )
-            let reached = run.wait { checkpointRuns(folder) == kills + 1 && checkpointWatermark(folder) >= target && filesPastCheckpoint(folder) }
+            let reached = run.wait(for: folder) { checkpointRuns(folder) == kills + 1 && checkpointWatermark(folder) >= target && filesPastCheckpoint(folder) }
             let exit = run.kill()
             try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before line \(target) was checkpointed: \(run.stderr)")
             kills += 1
@@ -109,7 +109,7 @@ struct ResumeRefusalTests {
         let (scratch, pipeline, audience) = try ResumeDryRunTests.setUp(gzip: false)
         let folder = scratch.file("out")
         let run = try KillableRun.start(ResumeDryRunTests.arguments(pipeline, audience, folder, ["--now", ResumeDryRunTests.clock]), log: scratch.file("run.log"))
-        let reached = run.wait { checkpointWatermark(folder) >= 1 }
+        let reached = run.wait(for: folder) { checkpointWatermark(folder) >= 1 }
         let exit = run.kill()
         try #require(reached && exit.signalled, "the run ended before its first checkpoint: \(run.stderr)")
         return (scratch, pipeline, audience, folder)
@@ -168,7 +168,7 @@ struct AutoResumeTests {
         let folder = scratch.file("out")
         let command = ResumeDryRunTests.arguments(pipeline, audience, folder, ["--auto-resume", "--now", ResumeDryRunTests.clock])
         let first = try KillableRun.start(command, log: scratch.file("first.log"))
-        let reached = first.wait { checkpointWatermark(folder) >= ResumeDryRunTests.customers / 3 }
+        let reached = first.wait(for: folder) { checkpointWatermark(folder) >= ResumeDryRunTests.customers / 3 }
         let exit = first.kill()
         try #require(reached && exit.signalled, "the run ended before it could be killed: \(first.stderr)")
         #expect(!first.stderr.contains("resuming"))

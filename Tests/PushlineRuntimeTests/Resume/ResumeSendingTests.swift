@@ -68,7 +68,7 @@ struct ResumeSendingTests {
         var kills = 0
         for target in [Self.customers / 2, Self.customers] {
             let run = try KillableRun.start(arguments(kills == 0 ? ["--now", "1800000000"] : ["--resume"]), log: harness.scratch.file("run-\(kills).log"))
-            let reached = run.wait { checkpointRuns(folder) == kills + 1 && resultLineCount(folder, "sent.ndjson") >= target }
+            let reached = run.wait(for: folder) { checkpointRuns(folder) == kills + 1 && resultLineCount(folder, "sent.ndjson") >= target }
             let exit = run.kill()
             try #require(reached && exit == ChildExit(code: SIGKILL, signalled: true), "the run ended before \(target) devices were sent: \(run.stderr)")
             // The pipeline names a ca_file, so the run held a combined CA bundle; it had no name.
@@ -145,7 +145,7 @@ struct ResumeSendingTests {
             ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--log-level", "notice"] + extra
         }
         let run = try KillableRun.start(arguments(["--now", "1800000000"]), log: harness.scratch.file("run.log"))
-        let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= Self.customers / 2 }
+        let reached = run.wait(for: folder) { resultLineCount(folder, "sent.ndjson") >= Self.customers / 2 }
         let exit = run.kill()
         try #require(reached && exit.signalled, "the run ended before it could be killed: \(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: folder + "/wire-apns.log"))
@@ -208,7 +208,7 @@ struct ResumeSendingTests {
             ["run", pipeline, "--output", folder, "--workers", "1", "--checkpoint-interval", "0.1", "--drain-timeout", "0", "--log-level", "notice"] + extra
         }
         let run = try KillableRun.start(arguments(["--now", "1800000000"]), log: harness.scratch.file("run.log"))
-        let reached = run.wait { resultLineCount(folder, "sent.ndjson") >= Self.customers / 2 }
+        let reached = run.wait(for: folder) { resultLineCount(folder, "sent.ndjson") >= Self.customers / 2 }
         run.signal(SIGTERM)
         let exit = run.process.waitForExit()
         try #require(reached && exit == ChildExit(code: 6, signalled: false), "\(exit): \(run.stderr)")

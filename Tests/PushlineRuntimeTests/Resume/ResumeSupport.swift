@@ -21,19 +21,25 @@ struct KillableRun {
         return KillableRun(process: process, log: log)
     }
 
-    /// Waits until `condition` holds or the run ended; true when it held while the run was
-    /// still going. Each look is taken with the child stopped (SIGSTOP), and a look that holds
+    /// Waits until `condition` about the files in `folder` holds or the run ended; true when it
+    /// held while the run was still going. A look is taken each time the kernel reports a write
+    /// in `folder` (`FileChanges`), with the child stopped (SIGSTOP), and a look that holds
     /// leaves it stopped, so the kill that follows lands in exactly the state that was seen:
-    /// the verdict no longer depends on how far a fast run gets between the look and the kill.
-    /// Looks come every 2 ms of the child running; `limit` only guards against a hang.
-    func wait(until condition: () -> Bool, limit: Duration = .seconds(300)) -> Bool {
+    /// the verdict does not depend on how far a fast run gets between the look and the kill.
+    /// `limit` only guards against a hang.
+    func wait(for folder: String, until condition: () -> Bool, limit: Duration = .seconds(300)) -> Bool {
         let pid = process.processIdentifier
+        // Watched before the first look: a write after it ends the next wait at once.
+        guard let changes = try? FileChanges(watching: [folder]) else {
+            Issue.record("cannot watch \(folder)")
+            return false
+        }
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             guard process.isRunning, Foundation.kill(pid, SIGSTOP) == 0 else { return false }
             if condition() { return process.isRunning }
             Foundation.kill(pid, SIGCONT)
-            Thread.sleep(forTimeInterval: 0.002)
+            if changes.wait(orExitOf: pid, limit: deadline - ContinuousClock.now) == .exited { return false }
         }
         return false
     }

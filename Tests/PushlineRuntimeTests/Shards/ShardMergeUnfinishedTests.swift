@@ -52,7 +52,7 @@ struct ShardMergeUnfinishedTests {
             ["run", CommandLineTests.demo, "--dry-run", "--audience", "-", "--output", stopped, "--shard", "1/2", "--no-progress"],
             feed: feed, stderrPath: scratch.file("stderr.log")
         )
-        try await child.waitUntil("requests on disk") {
+        try await child.waitUntil("requests on disk", watching: [stopped]) {
             guard let file = temporaryFile("requests-apns.ndjson", in: stopped) else { return false }
             return completeLines(file) > 0
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PushlineEmulator
 import PushlineTestSupport
 import Synchronization
 import Testing
@@ -47,7 +48,8 @@ final class ChildRun: Sendable {
                     }
                     if !ok { break }
                 }
-                while thenStall && feeding.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.02) }
+                // A stalled producer: the pipe stays open until the child has ended.
+                if thenStall, feeding.withLock({ $0 }) { _ = process.waitForEnd() }
                 try? input.fileHandleForWriting.close()
             }
             thread.start()
@@ -62,11 +64,16 @@ final class ChildRun: Sendable {
 
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-    /// Waits for `condition` about the child's files or output, looking every 20 ms (another
-    /// process's state: nothing here is told when it changes); `limit` only guards against a
-    /// hang (the test fails, and the child is killed). The looks are spaced by a task sleep, so
-    /// the wait holds no thread of the cooperative pool.
-    func waitUntil(_ what: String, limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool) async throws {
+    /// Waits for `condition` about the child's output or files: it is looked at again each time
+    /// the kernel reports a write to the child's standard error or to one of `paths` (a file, or
+    /// a folder's files; `FileChanges`), and when the child ends. `limit` only guards against a
+    /// hang (the test fails, and the child is killed).
+    func waitUntil(
+        _ what: String, watching paths: [String] = [], limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: () throws -> Bool
+    ) async throws {
+        // Watched before the first look: a write after it ends the first wait at once.
+        let changes = try FileChanges(watching: [stderrPath] + paths)
         let deadline = ContinuousClock.now + limit
         while !(try condition()) {
             let running = process.isRunning
@@ -80,7 +87,21 @@ final class ChildRun: Sendable {
                 Issue.record("hang guard: no \(what) after \(limit)\n\(stderr)", sourceLocation: sourceLocation)
                 throw CancellationError()
             }
-            try await Task.sleep(for: .milliseconds(20))
+            _ = await changes.next(orExitOf: process.processIdentifier, limit: deadline - ContinuousClock.now)
+        }
+    }
+
+    /// Waits for `condition` about what the emulator received (it tells each change: nothing
+    /// is looked at on a clock). A child that ends first fails the test once `limit` passed,
+    /// the hang guard; the child is then killed.
+    func waitUntil(
+        _ what: String, at emulator: ProviderEmulator, limit: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: @escaping @Sendable (EmulatorStats) -> Bool
+    ) async throws {
+        guard await emulator.waitForStats(limit: limit, until: condition) else {
+            kill(process.processIdentifier, SIGKILL)
+            Issue.record("hang guard: no \(what) after \(limit)\n\(stderr)", sourceLocation: sourceLocation)
+            throw CancellationError()
         }
     }
 

@@ -58,7 +58,7 @@ struct SignalStopTests {
             feed: feed, stderrPath: scratch.file("stderr.log")
         )
         // Mid-run: the first MiB of requests has reached the disk.
-        try await child.waitUntil("requests on disk") {
+        try await child.waitUntil("requests on disk", watching: [out]) {
             guard let file = temporaryFile("requests-apns.ndjson", in: out) else { return false }
             return completeLines(file) > 0
         }
@@ -166,7 +166,7 @@ struct SignalStopTests {
                 feed: feed, stderrPath: harness.scratch.file("stderr.log")
             )
             // Mid-run: results are on disk while it sends (flushed at least every second).
-            try await child.waitUntil("sent results on disk") {
+            try await child.waitUntil("sent results on disk", watching: [out]) {
                 guard let file = temporaryFile("sent.ndjson", in: out) else { return false }
                 return completeLines(file) >= 50
             }
@@ -198,10 +198,7 @@ struct SignalStopTests {
                 ["run", try harness.writePipeline(), "--audience", "-", "--output", out, "--drain-timeout", "3600"],
                 feed: feed, stderrPath: harness.scratch.file("stderr.log")
             )
-            try await child.waitUntil("requests at the emulator") {
-                let stats = harness.emulator.stats()
-                return stats.apns.requests >= 1 && stats.fcm.requests >= 1
-            }
+            try await child.waitUntil("requests at the emulator", at: harness.emulator) { $0.apns.requests >= 1 && $0.fcm.requests >= 1 }
             child.send(SIGTERM)
             try await child.waitUntil("the stop's log line") { child.stderr.contains("stopping: reading no more") }
             child.send(SIGINT)
@@ -234,7 +231,7 @@ struct SignalStopTests {
                 ["run", try harness.writePipeline(), "--audience", "-", "--output", out, "--drain-timeout", "1"],
                 feed: feed, stderrPath: harness.scratch.file("stderr.log")
             )
-            try await child.waitUntil("requests at the emulator") { harness.emulator.stats().apns.requests >= 1 }
+            try await child.waitUntil("requests at the emulator", at: harness.emulator) { $0.apns.requests >= 1 }
             child.send(SIGTERM)
             #expect(try await child.waitForExit() == 6, "\(child.stderr)")
             let summary = try Self.expectStoppedFolder(out, sending: true)
@@ -254,7 +251,7 @@ struct SignalStopTests {
             let feed = try await Self.generatedAudience(harness.scratch)
             let out = harness.scratch.file("out")
             let child = try ChildRun(["run", pipeline, "--audience", "-", "--output", out], feed: feed, stderrPath: harness.scratch.file("killed.log"))
-            try await child.waitUntil("sent results on disk") {
+            try await child.waitUntil("sent results on disk", watching: [out]) {
                 guard let file = temporaryFile("sent.ndjson", in: out) else { return false }
                 return completeLines(file) >= 20
             }
