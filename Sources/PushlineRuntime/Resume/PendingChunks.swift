@@ -14,8 +14,6 @@ struct PendingChunks {
     let window: Int
     private var chunks: [Chunk] = []
     private var head = 0
-    /// Requests handed to lanes so far.
-    private(set) var released = 0
 
     init(window: Int) {
         self.window = max(1, window)
@@ -51,9 +49,8 @@ struct PendingChunks {
         return chunk
     }
 
-    /// The first `count` requests of the next chunk were handed out.
+    /// The first `count` requests of the next chunk were taken.
     mutating func removeFirst(_ count: Int) {
-        released += count
         if count < chunks[head].requests.count {
             chunks[head].requests.removeFirst(count)
             return

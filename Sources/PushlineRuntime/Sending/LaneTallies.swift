@@ -37,10 +37,12 @@ struct LaneTallies {
     /// Requests lanes have settled, over all lanes.
     var settledTotal: Int { settled.reduce(0, +) }
 
-    /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in flight).
+    /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in
+    /// flight). A lane whose events ended holds none: what it did not settle is `lost`, and
+    /// counting it here would shrink the sink's window for the other lanes for good.
     var unsettled: Int {
         var total = 0
-        for lane in handed.indices { total += handed[lane] - settled[lane] }
+        for lane in handed.indices where !ended[lane] { total += handed[lane] - settled[lane] }
         return total
     }
 }

@@ -131,8 +131,16 @@ final class SendState {
         }
     }
 
-    /// Requests lanes have settled, over all lanes.
-    var settledByLanes: Int { lanes.settledTotal }
+    /// Whether lane `lane`'s events have ended: it takes nothing more.
+    func laneHasEnded(_ lane: Int) -> Bool { lanes.ended[lane] }
+
+    /// Requests cut for a lane whose events ended before they were handed over: they fail
+    /// `lane_ended` here, as the requests of later batches do in `accept`.
+    func settleLaneEnded(_ requests: [OutgoingRequest], settlement: BatchSettlement) {
+        for request in requests {
+            settleHere(request, provider: provider(of: request), outcome: .failed(reason: DeliverySink.laneEndedReason, httpStatus: 0, attempts: 0), settlement: settlement)
+        }
+    }
 
     /// The provider of the request's route (nil for a route the table does not have: only from a
     /// corrupted entry; such a request fails as having no lane).
@@ -278,7 +286,8 @@ final class SendState {
     /// Writes what the files buffered to the kernel (`SendResultFiles.flushToDisk`).
     func flushToDisk() { files.flushToDisk() }
 
-    /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in flight).
+    /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in
+    /// flight); a lane whose events ended holds none (what it never settled is lost).
     var unsettledInLanes: Int { lanes.unsettled }
 
     /// Requests waiting in a lane's retry queue.

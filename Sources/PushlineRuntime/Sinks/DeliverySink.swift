@@ -222,7 +222,15 @@ public actor DeliverySink: RequestSink {
                 }
             }
             func release() async {
-                while machine.sendsToLanes, let next = pending.next(inLanes: pending.released - state.settledByLanes) {
+                while machine.sendsToLanes, let next = pending.next(inLanes: state.unsettledInLanes) {
+                    if state.laneHasEnded(next.lane) {
+                        // Cut for a lane whose events ended before they could be handed over (it
+                        // broke its contract): they fail here, as later batches' do, and what the
+                        // lane lost takes no room in the window.
+                        pending.removeFirst(next.requests.count)
+                        state.settleLaneEnded(next.requests, settlement: settlement)
+                        continue
+                    }
                     let highest = next.requests.last.map(\.entry.line) ?? 0
                     if highest > state.horizon(lane: next.lane) {
                         // Moving a horizon rewrites the journal. Done for each batch as it comes,
@@ -231,7 +239,7 @@ public actor DeliverySink: RequestSink {
                         // than their streams), then covers every waiting request of this lane the
                         // window has room for: a write per half window or per batch window, and a
                         // resume still marks at most a window that never left.
-                        let inLanes = pending.released - state.settledByLanes
+                        let inLanes = state.unsettledInLanes
                         // At least 1: a window of 1 (`--duplicate-window 1`) has no half, and waiting
                         // for fewer than none would hold the chunk until the input ended, which the
                         // held batches themselves keep from happening.

@@ -18,7 +18,13 @@ struct LaneTalliesTests {
         var tallies = LaneTallies(lanes: [.apns, .fcm])
         tallies.handed(lane: 1, count: 4)
         tallies.settled(lane: 1)
+        tallies.handed(lane: 0, count: 2)
+        #expect(tallies.unsettled == 5)
         #expect(tallies.ended(lane: 1, early: true) == 3)
+        // What the ended lane lost is no longer in the lanes: the window's room comes back.
+        #expect(tallies.unsettled == 2)
+        tallies.settled(lane: 0)
+        tallies.settled(lane: 0)
         #expect(tallies.ended(lane: 0, early: false) == 0)
         #expect(tallies.lost == 3)
         #expect(tallies.endedEarly == [.fcm])

@@ -448,6 +448,30 @@ struct DeliverySinkBrokenLaneTests {
         #expect(try readSummary(scratch.file("out"))["reconciled"] as? Bool == false)
     }
 
+    /// A lane that vanishes while the sink still holds requests cut for it (a duplicate window
+    /// of 5 keeps most of them waiting): what waits is never handed to the dead lane, it fails
+    /// `lane_ended` here, and the window's room is not eaten by the requests the lane lost, so
+    /// the other lane's requests still go and the run ends. Only the lane's first five are lost.
+    @Test func aLaneThatVanishesWithRequestsWaitingForItEndsTheRun() async throws {
+        let scratch = try Scratch()
+        let count = 60
+        let vanishing = VanishingLane(provider: .apns)
+        let fcm = ScriptedLane(provider: .fcm) { _ in .settle(.sent(providerID: "ok", attempts: 1)) }
+        var run = try sendRun(
+            lines: (1...count).map { line("\"r\($0)\"", [("ios", apnsToken1), ("android", fcmToken1)]) }, lanes: [fcm], configure: [.apns, .fcm],
+            batchLines: 10, workers: 1, in: scratch,
+            laneFactory: { configuration, _ in configuration.provider == .apns ? vanishing as any DeliveryLane : fcm }
+        )
+        run.duplicateWindow = 5
+        let report = await run.run()
+        #expect(report.status == .failed && report.exit == .internalError)
+        #expect(report.counts.sentTotal == count, "every FCM device sent")
+        let laneEnded = report.counts.failed["lane_ended"] ?? 0
+        #expect(laneEnded == count - 5, "every APNs device after the first five: \(report.counts.failed)")
+        #expect(report.failure == "a sending lane broke its contract: 5 requests never settled, 0 outcomes for unknown requests, events of apns ended early")
+        #expect(report.counts.devices == 2 * count)
+    }
+
     /// Ending its events early is a broken contract even when the lane settled what it had
     /// (here, its first batch): the run fails, and the devices it can no longer take fail
     /// (`lane_ended`).
