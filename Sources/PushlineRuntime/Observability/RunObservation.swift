@@ -2,6 +2,7 @@ public import Logging
 import Foundation
 import PushlineIO
 import PushlineDelivery
+import AsyncAlgorithms
 
 /// How a run shows what it does (`pushline run`'s observability options).
 public struct ObservationSettings: Sendable {
@@ -72,18 +73,18 @@ public final class RunObservation: Sendable {
         let report = await withTaskGroup(of: Void.self, returning: RunReport.self) { group in
             if let liveLine {
                 let interval = settings.liveInterval
+                // Clocks, not polls: each tick draws or logs what the counts are then. They end
+                // with the run (`cancelAll`).
                 group.addTask { [self] in
-                    while !Task.isCancelled {
+                    liveLine.show(progressLine().text)
+                    for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) {
                         liveLine.show(progressLine().text)
-                        try? await Task.sleep(for: interval)
                     }
                 }
             } else if settings.progress == .auto {
                 let interval = settings.logInterval
                 group.addTask { [self] in
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: interval)
-                        guard !Task.isCancelled else { break }
+                    for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) {
                         logger.info("progress", metadata: progressLine().metadata)
                     }
                 }
@@ -93,15 +94,16 @@ public final class RunObservation: Sendable {
                 group.addTask { [self] in
                     // The labels and the file's name need the campaign, which the run names first thing.
                     guard let identity = await observer.identityWhenNamed() else { return }
-                    while !Task.isCancelled {
+                    func write() async {
                         let live = observer.live
                         await metricsWriter.write(RunMetrics.Reading(
                             counts: live.counts, compressedBytesRead: observer.compressedBytesRead, audienceBytes: observer.audienceBytes,
                             lanes: await observer.laneReports(), inLanes: live.inLanes, retrying: live.retrying,
                             seconds: Self.seconds(ContinuousClock.now - observer.started)
                         ), identity: identity)
-                        try? await Task.sleep(for: interval)
                     }
+                    await write()
+                    for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) { await write() }
                 }
             }
             let report = await run()
