@@ -5,7 +5,10 @@ import PushlineDelivery
 /// settled (their lines are in the files: not sent again) and which a killed run may have had
 /// on the wire without recording it (sent again, marked `possible_duplicate`). A first run
 /// knows nothing, and marks nothing.
-struct ResumeMarks {
+///
+/// A class: it is asked about every settled request on the sink's thread, and a struct stored
+/// in `SendState` was copied (and its arrays retained and released) at each question.
+final class ResumeMarks {
     private let records: ResumeRecords?
     /// Per provider ordinal: the lines between the journal's watermark and its horizon.
     private let possibleDuplicateLines: [ClosedRange<Int>?]
@@ -22,7 +25,7 @@ struct ResumeMarks {
 
     /// The outcome an earlier run recorded for `request`'s device, counted as settled from the
     /// records; nil when no earlier run settled it.
-    mutating func settledEarlier(_ request: OutgoingRequest) -> (provider: Provider, outcome: DeliveryOutcome)? {
+    func settledEarlier(_ request: OutgoingRequest) -> (provider: Provider, outcome: DeliveryOutcome)? {
         guard let records, let recorded = records.settled[DeviceKey(line: request.entry.line, device: Int(request.entry.device))] else { return nil }
         settledFromRecords += 1
         return recorded

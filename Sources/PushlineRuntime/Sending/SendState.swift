@@ -40,7 +40,7 @@ final class SendState {
     private(set) var ledger: CheckpointLedger
     private let checkpointer: RunCheckpointer?
     /// Resuming: the devices earlier runs settled, and those a killed run may have sent.
-    private var resume: ResumeMarks
+    private let resume: ResumeMarks
     /// The highest line the journal allows each lane to be given.
     private var horizons: JournalHorizons
 
