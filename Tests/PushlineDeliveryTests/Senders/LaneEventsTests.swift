@@ -103,34 +103,34 @@ struct LaneCredentialRequestsTests {
         let (answers, answer) = AsyncStream<Answer>.makeStream()
         requests.ask(.token { answer.yield(.token($0)) })
         async let running: Void = requests.run()
+        await Self.tokenVerdictToken(requests, answers: answers, answer: answer, endpoint: endpoint)
+        requests.end()
+        await running
+    }
+
+    /// A token, the provider refusing it (the verdict: resend), and the next token, a new one.
+    private static func tokenVerdictToken(
+        _ requests: LaneCredentialRequests, answers: AsyncStream<Answer>, answer: AsyncStream<Answer>.Continuation, endpoint: FakeTokenEndpoint
+    ) async {
         var iterator = answers.makeAsyncIterator()
         guard case .token(.success(.oauth(let first)))? = await iterator.next() else {
             Issue.record("expected a token")
-            requests.end()
-            await running
             return
         }
         #expect(first.authorizationHeaderValue == "Bearer first")
-        // The provider refused it: the verdict is to resend, and the next token is a new one.
         requests.ask(.verdict(on: .oauth(first)) { answer.yield(.verdict($0)) })
         guard case .verdict(.resend)? = await iterator.next() else {
             Issue.record("expected a resend verdict")
-            requests.end()
-            await running
             return
         }
         requests.ask(.token { answer.yield(.token($0)) })
         guard case .token(.success(.oauth(let second)))? = await iterator.next() else {
             Issue.record("expected a second token")
-            requests.end()
-            await running
             return
         }
         #expect(second.authorizationHeaderValue == "Bearer second")
         #expect(second.generation == first.generation + 1)
         #expect(endpoint.exchanges == 2)
-        requests.end()
-        await running
     }
 
     @Test("an endpoint that fails: the token request is answered with the failure, nothing waits")
