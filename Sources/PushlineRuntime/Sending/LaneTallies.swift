@@ -34,9 +34,6 @@ struct LaneTallies {
         return missing
     }
 
-    /// Requests lanes have settled, over all lanes.
-    var settledTotal: Int { settled.reduce(0, +) }
-
     /// Requests handed to the lanes and not settled yet (in their queues, retry heaps or in
     /// flight). A lane whose events ended holds none: what it did not settle is `lost`, and
     /// counting it here would shrink the sink's window for the other lanes for good.

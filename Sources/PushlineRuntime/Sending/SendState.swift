@@ -108,7 +108,7 @@ final class SendState {
                 chunks[lane].append(request)
             } else {
                 let reason = provider.flatMap { laneOf[$0.ordinal] } == nil ? DeliverySink.noLaneReason : DeliverySink.laneEndedReason
-                settleHere(request, provider: provider, outcome: .failed(reason: reason, httpStatus: 0, attempts: 0), settlement: settlement)
+                settleHere(request, provider: provider, outcome: Self.neverReachedALane(reason), settlement: settlement)
             }
         }
         pool?.give(batch)
@@ -138,7 +138,7 @@ final class SendState {
     /// `lane_ended` here, as the requests of later batches do in `accept`.
     func settleLaneEnded(_ requests: [OutgoingRequest], settlement: BatchSettlement) {
         for request in requests {
-            settleHere(request, provider: provider(of: request), outcome: .failed(reason: DeliverySink.laneEndedReason, httpStatus: 0, attempts: 0), settlement: settlement)
+            settleHere(request, provider: provider(of: request), outcome: Self.neverReachedALane(DeliverySink.laneEndedReason), settlement: settlement)
         }
     }
 
@@ -147,6 +147,11 @@ final class SendState {
     private func provider(of request: OutgoingRequest) -> Provider? {
         let route = request.entry.route.index
         return route < routeProvider.count ? routeProvider[route] : nil
+    }
+
+    /// Failed without an attempt: no lane for its provider, or the lane's events had ended.
+    private static func neverReachedALane(_ reason: String) -> DeliveryOutcome {
+        .failed(reason: reason, httpStatus: 0, attempts: 0)
     }
 
     /// A request that never reaches a lane: its outcome is recorded and its tag completed now.

@@ -10,7 +10,7 @@ struct LaneTalliesTests {
         tallies.handed(lane: 1, count: 3)
         for _ in 0..<4 { tallies.settled(lane: 0) }
         tallies.settled(lane: 1)
-        #expect(tallies.settledTotal == 5)
+        #expect(tallies.settled == [4, 1])
         #expect(tallies.unsettled == 3)
     }
 

@@ -249,7 +249,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             if drainApplied { swap(&drained, &inbox.drainWaiters) }
             return inbox.offered.isEmpty && inbox.activeOffers == 0
         }
-        for waiter in drained + turnWaiters { waiter.resume() }
+        // Two loops, not `drained + turnWaiters`: no array built on every turn.
+        for waiter in drained { waiter.resume() }
+        for waiter in turnWaiters { waiter.resume() }
         // Requests handed over after the end still get a turn (they settle unsent).
         turnResult.ended = machineEnded && inboxEmpty
         turnResult.timeoutMilliseconds = timeout(now: now)
