@@ -104,6 +104,10 @@ public struct RequestRoute: Sendable {
     /// `constantHeaders` as `name: value` lines, compiled once for the transport.
     public var constantHeaderLines: [String]
     public var dryRun: DryRunFraming
+    /// Experiments: the arm (variant index) whose notification this route encodes, and its
+    /// name, which every result line of the route carries. Nil without an experiment.
+    public var variant: Int?
+    public var variantName: String?
 
     public init(id: RouteID, platform: Platform, platformName: String, provider: Provider, method: String, url: RouteURL, constantHeaders: [HTTPHeaderField], dryRun: DryRunFraming) {
         self.id = id
@@ -162,7 +166,7 @@ public struct RouteTable: Sendable {
     public func hasSameRoutes(as other: RouteTable) -> Bool {
         routes.count == other.routes.count && zip(routes, other.routes).allSatisfy { a, b in
             a.id == b.id && a.platform == b.platform && a.provider == b.provider && a.method == b.method
-                && a.constantHeaderLines == b.constantHeaderLines && a.url == b.url
+                && a.constantHeaderLines == b.constantHeaderLines && a.url == b.url && a.variant == b.variant
         }
     }
 }

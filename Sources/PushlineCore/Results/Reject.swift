@@ -42,4 +42,8 @@ public struct SkipReason: Sendable, Equatable {
     /// The code of a device whose type the campaign does not address. Encoding tallies these per
     /// provider and records only the code, so no message is made per device.
     public static let notTargetedCode = "device_type_not_targeted"
+    /// The code of a device whose recipient another shard takes (`AudienceShard`).
+    public static let otherShardCode = "other_shard"
+    /// An experiment's holdout: every device of a control recipient (`ExperimentSplit`).
+    public static let holdout = SkipReason("holdout", "the recipient is in the experiment's control group (holdout)")
 }

@@ -104,8 +104,17 @@ public struct RunCounts: Sendable, Equatable, Codable {
     /// Sharded runs: lines another shard takes (their devices are `skipped: other_shard`; a line
     /// without a usable id is counted here by every shard but the one that rejects it).
     public var linesOtherShard = 0
+    /// Experiments: every outcome again, per arm (variant `i` at index `i`, the control after
+    /// the variants), for the devices of the recipients this run addressed (a shard's own: other
+    /// shards' recipients are counted by their shard). Nil without an experiment.
+    public var byArm: [OutcomeCounts]?
 
     public init() {}
+
+    /// Counts per arm for an experiment of `arms` arms (variants and the control).
+    public init(arms: Int?) {
+        if let arms { byArm = Array(repeating: OutcomeCounts(), count: arms) }
+    }
 
     public var writtenTotal: Int { written.values.reduce(0, +) }
     public var sentTotal: Int { sent.values.reduce(0, +) }
@@ -141,29 +150,60 @@ public struct RunCounts: Sendable, Equatable, Codable {
             && perProvider.unsent == unsentTotal
     }
 
+    /// The per-arm counts add up (each arm's devices = its outcomes) and, with the devices other
+    /// shards take, to the totals. True without an experiment.
+    public var reconcilesByArm: Bool {
+        guard let byArm else { return true }
+        var all = OutcomeCounts()
+        for counts in byArm {
+            guard counts.reconciles else { return false }
+            all.add(counts)
+        }
+        let otherShard = skipped[SkipReason.otherShardCode] ?? 0
+        return all.devices + otherShard == devices
+            && all.written == writtenTotal && all.sent == sentTotal && all.invalidToken == invalidTokenTotal
+            && all.rejected == rejectedTotal && all.failed == failedTotal && all.skipped + otherShard == skippedTotal
+            && all.unsent == unsentTotal
+    }
+
     /// Counts a device found in a routed line (its outcome is recorded separately, now or when
-    /// its request settles). `provider` nil: no provider could be determined.
-    public mutating func countDevice(provider: Provider?) {
-        countDevices(1, provider: provider)
+    /// its request settles). `provider` nil: no provider could be determined. `arm`: the
+    /// experiment arm of its recipient (`byArm`'s index), nil without one.
+    public mutating func countDevice(provider: Provider?, arm: Int? = nil) {
+        countDevices(1, provider: provider, arm: arm)
     }
 
     /// Counts `n` devices at once (a batch's tally); `n` may be negative to take a tally back out.
-    public mutating func countDevices(_ n: Int, provider: Provider?) {
+    public mutating func countDevices(_ n: Int, provider: Provider?, arm: Int? = nil) {
         devices += n
         if let provider { byProvider[provider, default: OutcomeCounts()].devices += n } else { unrouted.devices += n }
+        if let arm {
+            ensureArm(arm)
+            byArm![arm].devices += n
+        }
     }
 
-    /// Records the outcome of a device already counted by `countDevice` (same provider).
-    public mutating func record(_ outcome: DeliveryOutcome, provider: Provider?) {
-        record(outcome.kind, reason: outcome.reasonCode, provider: provider, count: 1)
+    /// Makes `byArm` hold arm `arm`.
+    public mutating func ensureArm(_ arm: Int) {
+        if byArm == nil { byArm = [] }
+        if byArm!.count <= arm { byArm! += Array(repeating: OutcomeCounts(), count: arm + 1 - byArm!.count) }
+    }
+
+    /// Records the outcome of a device already counted by `countDevice` (same provider and arm).
+    public mutating func record(_ outcome: DeliveryOutcome, provider: Provider?, arm: Int? = nil) {
+        record(outcome.kind, reason: outcome.reasonCode, provider: provider, count: 1, arm: arm)
         if outcome.possibleDuplicate {
             if outcome.kind == .sent { possibleDuplicates += 1 } else { possiblyDelivered += 1 }
         }
     }
 
     /// Records `count` outcomes of one kind at once (a batch's written requests).
-    public mutating func record(_ kind: DeliveryOutcome.Kind, reason: String?, provider: Provider?, count: Int) {
+    public mutating func record(_ kind: DeliveryOutcome.Kind, reason: String?, provider: Provider?, count: Int, arm: Int? = nil) {
         guard count > 0 else { return }
+        if let arm {
+            ensureArm(arm)
+            byArm![arm][kind] += count
+        }
         switch kind {
         case .written: if let provider { written[provider, default: 0] += count }
         case .sent: if let provider { sent[provider, default: 0] += count }
@@ -196,5 +236,11 @@ public struct RunCounts: Sendable, Equatable, Codable {
         ReasonTally.merge(other.unsent, into: &unsent)
         for (k, v) in other.byProvider { byProvider[k, default: OutcomeCounts()].add(v) }
         unrouted.add(other.unrouted)
+        if let arms = other.byArm {
+            var mine = byArm ?? []
+            while mine.count < arms.count { mine.append(OutcomeCounts()) }
+            for (i, counts) in arms.enumerated() { mine[i].add(counts) }
+            byArm = mine
+        }
     }
 }

@@ -90,6 +90,6 @@ public struct AudienceShard: Sendable, Equatable, CustomStringConvertible {
 extension SkipReason {
     /// The recipient belongs to another shard of the campaign.
     public static func otherShard(_ shard: AudienceShard) -> Self {
-        .init("other_shard", "the recipient belongs to another shard than \(shard)")
+        .init(otherShardCode, "the recipient belongs to another shard than \(shard)")
     }
 }
