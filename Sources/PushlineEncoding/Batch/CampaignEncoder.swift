@@ -113,10 +113,23 @@ public struct CampaignEncoder: Sendable {
             skipDevices(of: record, .otherShard(shard), into: &batch)
             return batch.baseCounts.linesOtherShard += 1
         }
+        // The experiment's arm, before anything else is decided about the recipient's devices:
+        // a control recipient appears in no other result file.
+        var arm: Int?
+        var variant = 0
+        if let experiment = campaign.experiment {
+            switch experiment.arm(recipient: record.id) {
+            case .control:
+                return holdOut(record, line: line, buffer: buffer, arm: experiment.variants.count, into: &batch)
+            case .variant(let index):
+                arm = index
+                variant = index
+            }
+        }
         if let quietHours = campaign.quietHours {
             let verdict = quietHours.verdict(for: record.root)
             if verdict.usedDefaultZone { batch.baseCounts.defaultTimeZoneLines += 1 }
-            if verdict.inside { return deferLine(record, line: line, buffer: buffer, into: &batch) }
+            if verdict.inside { return deferLine(record, line: line, buffer: buffer, arm: arm, into: &batch) }
         }
         context.begin(record: record.root)
         // The recipient id is written to the arena once, with the line's first request.
@@ -124,15 +137,17 @@ public struct CampaignEncoder: Sendable {
         for route in record.routes {
             switch route {
             case .rejected(let index, let platform, let reason):
-                batch.baseCounts.countDevice(provider: nil)
-                rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, into: &batch)
+                batch.baseCounts.countDevice(provider: nil, arm: arm)
+                rejectDevice(line.number, record: record, index: index, platform: platform, provider: nil, reason, arm: arm, into: &batch)
             case .notTargeted(_, _, let provider):
                 batch.notTargetedTally[provider.ordinal] += 1
+                if let arm { batch.countNotTargeted(arm: arm) }
             case .routed(let device):
-                let routeID = campaign.routes.route(for: device)
+                let routeID = campaign.routes.route(for: device, variant: variant)
                 // An open channel is targeted by name: `open` in the set is any of them.
                 guard device.platform != .open || routeID != nil else {
                     batch.notTargetedTally[device.provider.ordinal] += 1
+                    if let arm { batch.countNotTargeted(arm: arm) }
                     continue
                 }
                 context.device = device.object
@@ -159,10 +174,11 @@ public struct CampaignEncoder: Sendable {
                         target: parts.target, body: parts.body, headers: parts.headers
                     ))
                     batch.requestTally[device.provider.ordinal] += 1
+                    if let arm { batch.countRequest(arm: arm) }
                     if parts.truncated { batch.baseCounts.truncated += 1 }
                 } catch {
-                    batch.baseCounts.countDevice(provider: device.provider)
-                    rejectDevice(line.number, record: record, index: device.index, platform: device.platform, provider: device.provider, error.reason, into: &batch)
+                    batch.baseCounts.countDevice(provider: device.provider, arm: arm)
+                    rejectDevice(line.number, record: record, index: device.index, platform: device.platform, provider: device.provider, error.reason, arm: arm, into: &batch)
                 }
             }
         }
@@ -204,24 +220,37 @@ public struct CampaignEncoder: Sendable {
         return id.withRawBytes { shard.owns(recipientID: $0) }
     }
 
-    /// Every device of the line skipped for `reason` (another shard's recipient, quiet hours).
-    func skipDevices(of record: AudienceRecord, _ reason: SkipReason, into batch: inout EncodedBatch) {
+    /// Every device of the line skipped for `reason` (another shard's recipient, quiet hours,
+    /// the holdout), counted in experiment arm `arm` when there is one.
+    func skipDevices(of record: AudienceRecord, _ reason: SkipReason, arm: Int? = nil, into batch: inout EncodedBatch) {
         for route in record.routes {
             let provider = route.device.provider
-            batch.baseCounts.countDevice(provider: provider)
-            batch.baseCounts.record(.skipped(reason), provider: provider)
+            batch.baseCounts.countDevice(provider: provider, arm: arm)
+            batch.baseCounts.record(.skipped(reason), provider: provider, arm: arm)
         }
     }
 
     /// Quiet hours: every device of the line is skipped (`quiet_hours`) and the line goes, as read,
     /// to `deferred.ndjson`, so a later run taking that file as its audience decides each device afresh.
-    func deferLine(_ record: AudienceRecord, line: AudienceLine, buffer: [UInt8], into batch: inout EncodedBatch) {
-        skipDevices(of: record, .quietHours, into: &batch)
+    func deferLine(_ record: AudienceRecord, line: AudienceLine, buffer: [UInt8], arm: Int?, into batch: inout EncodedBatch) {
+        skipDevices(of: record, .quietHours, arm: arm, into: &batch)
         batch.baseCounts.deferredLines += 1
+        Self.copyLine(line, of: buffer, into: &batch.deferred)
+    }
+
+    /// The experiment's holdout: every device of the line is skipped (`holdout`), whatever its
+    /// token, and the line goes, as read, to `holdout.ndjson` (the control group to measure
+    /// lift against).
+    func holdOut(_ record: AudienceRecord, line: AudienceLine, buffer: [UInt8], arm: Int, into batch: inout EncodedBatch) {
+        skipDevices(of: record, .holdout, arm: arm, into: &batch)
+        Self.copyLine(line, of: buffer, into: &batch.holdout)
+    }
+
+    static func copyLine(_ line: AudienceLine, of buffer: [UInt8], into w: inout JSONWriter) {
         buffer.withUnsafeBytes { bytes in
-            batch.deferred.appendRaw(UnsafeRawBufferPointer(rebasing: bytes[line.range]))
+            w.appendRaw(UnsafeRawBufferPointer(rebasing: bytes[line.range]))
         }
-        batch.deferred.appendRaw(byte: 0x0A)
+        w.appendRaw(byte: 0x0A)
     }
 
     func rejectLine(_ number: Int, id: JSONValue?, _ reason: RejectReason, into batch: inout EncodedBatch) {
@@ -231,10 +260,11 @@ public struct CampaignEncoder: Sendable {
 
     func rejectDevice(
         _ number: Int, record: AudienceRecord, index: Int, platform: Platform?, provider: Provider?,
-        _ reason: RejectReason, into batch: inout EncodedBatch
+        _ reason: RejectReason, arm: Int?, into batch: inout EncodedBatch
     ) {
-        batch.baseCounts.record(.rejected(reason), provider: provider)
-        RequestLine.writeReject(line: number, id: record.id, device: index, platform: platform, provider: provider, reason, into: &batch.rejects)
+        batch.baseCounts.record(.rejected(reason), provider: provider, arm: arm)
+        let variant = arm.map { campaign.experiment!.variants[$0].name }
+        RequestLine.writeReject(line: number, id: record.id, variant: variant, device: index, platform: platform, provider: provider, reason, into: &batch.rejects)
     }
 }
 

@@ -16,30 +16,36 @@ enum RoutePlan: Sendable {
 public struct CampaignRoutes: Sendable {
     public private(set) var table = RouteTable()
     private(set) var plans: [RoutePlan] = []
-    /// Route per (platform, provider), by `Platform.ordinal * providerCount + Provider.ordinal`.
-    private var byPair: [RouteID?] = Array(repeating: nil, count: Platform.allCases.count * Provider.allCases.count)
-    /// Open channels' routes, by channel name.
-    private var openChannels: [(name: [UInt8], route: RouteID)] = []
+    /// Route per (variant, platform, provider), by `variant * pairCount + Platform.ordinal *
+    /// providerCount + Provider.ordinal` (variant 0 without an experiment).
+    private var byPair: [RouteID?] = Array(repeating: nil, count: pairCount)
+    /// Open channels' routes, by variant and channel name.
+    private var openChannels: [(variant: Int, name: [UInt8], route: RouteID)] = []
+    /// Variants whose routes were appended (`appendVariant`); 0 without an experiment.
+    public private(set) var variantCount = 0
+
+    private static let pairCount = Platform.allCases.count * Provider.allCases.count
 
     init() {}
 
-    /// The route a device takes, or nil when the campaign has none for it.
-    public func route(for device: RoutedDevice) -> RouteID? {
+    /// The route a device takes, or nil when the campaign has none for it. `variant`: the
+    /// experiment variant of its recipient (0 without an experiment).
+    public func route(for device: RoutedDevice, variant: Int = 0) -> RouteID? {
         if device.platform == .open {
             guard device.provider == .webhook, let platform = device.object.member("platform") else { return nil }
             return platform.withUnescapedString { bytes -> RouteID? in
                 let prefix = Platform.openPrefix.utf8.count
                 guard bytes.count >= prefix else { return nil }
                 let name = UnsafeRawBufferPointer(rebasing: bytes[prefix...])
-                return openChannels.first { $0.name.elementsEqual(name) }?.route
+                return openChannels.first { $0.variant == variant && $0.name.elementsEqual(name) }?.route
             } ?? nil
         }
-        return byPair[Self.pairIndex(device.platform, device.provider)]
+        return byPair[variant &* Self.pairCount &+ Self.pairIndex(device.platform, device.provider)]
     }
 
-    /// The route for a (platform, provider) pair other than open channels.
-    public func route(platform: Platform, provider: Provider) -> RouteID? {
-        byPair[Self.pairIndex(platform, provider)]
+    /// The route for a (platform, provider) pair other than open channels (of `variant`).
+    public func route(platform: Platform, provider: Provider, variant: Int = 0) -> RouteID? {
+        byPair[variant * Self.pairCount + Self.pairIndex(platform, provider)]
     }
 
     func plan(_ id: RouteID) -> RoutePlan { plans[id.index] }
@@ -50,14 +56,40 @@ public struct CampaignRoutes: Sendable {
 
     // MARK: Compiling
 
-    mutating func add(_ route: RequestRoute, plan: RoutePlan, openChannel: String? = nil) {
+    mutating func add(_ route: RequestRoute, plan: RoutePlan, openChannel: String? = nil, variant: Int = 0) {
         guard let id = table.add(route) else { return }
         plans.append(plan)
         if let openChannel {
-            openChannels.append((Array(openChannel.utf8), id))
+            openChannels.append((variant, Array(openChannel.utf8), id))
         } else {
-            byPair[Self.pairIndex(route.platform, route.provider)] = id
+            byPair[variant * Self.pairCount + Self.pairIndex(route.platform, route.provider)] = id
         }
+    }
+
+    /// Adds every route of `variant`'s own compilation as routes of variant `index` named
+    /// `name`: each route's dry-run lines (and every result line) say `"variant":name`, written
+    /// once here into the route's framing, not per request.
+    mutating func appendVariant(_ variant: CampaignRoutes, index: Int, name: String) {
+        if byPair.count < (index + 1) * Self.pairCount {
+            byPair += Array(repeating: nil, count: (index + 1) * Self.pairCount - byPair.count)
+        }
+        var member = JSONWriter(reservingCapacity: 64)
+        member.beginObject()
+        let start = member.count
+        member.writeKey("variant")
+        member.writeString(name)
+        let prefix = [UInt8(ascii: ",")] + member.bytes[start...]
+        for route in variant.table.routes {
+            var tagged = route
+            tagged.variant = index
+            tagged.variantName = name
+            // `,"variant":"a"` before `,"platform":…`: the platform's text moves by as much.
+            tagged.dryRun.beforeTarget = prefix + route.dryRun.beforeTarget
+            tagged.dryRun.platformText = (route.dryRun.platformText.lowerBound + prefix.count)..<(route.dryRun.platformText.upperBound + prefix.count)
+            let open = variant.openChannels.first { $0.route == route.id }.map { String(decoding: $0.name, as: UTF8.self) }
+            add(tagged, plan: variant.plans[route.id.index], openChannel: open, variant: index)
+        }
+        variantCount = max(variantCount, index + 1)
     }
 
     mutating func addAPNs(_ plan: APNsPlan) {

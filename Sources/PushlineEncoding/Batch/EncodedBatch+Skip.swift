@@ -9,11 +9,14 @@ extension EncodedBatch {
         var base = baseCounts
         for position in positions {
             let entry = index[position]
-            let provider = entry.route.index < routes.routes.count ? routes.routes[entry.route.index].provider : nil
+            let route = routes.route(entry.route)
+            let provider = route?.provider
             if let provider { requestTally[provider.ordinal] -= 1 }
+            let arm = route?.variant
+            if let arm, arm < armRequestTally.count { armRequestTally[arm] -= 1 }
             if entry.isTruncated { base.truncated -= 1 }
-            base.countDevice(provider: provider)
-            base.record(.skipped(reason), provider: provider)
+            base.countDevice(provider: provider, arm: arm)
+            base.record(.skipped(reason), provider: provider, arm: arm)
         }
         baseCounts = base
         index.removeEntries(atAscending: positions)

@@ -12,6 +12,8 @@ public struct EncodedBatch: Sendable {
     public var rejects: JSONWriter
     /// `deferred.ndjson` lines of the batch: quiet hours' deferred input lines, as read.
     public var deferred: JSONWriter
+    /// `holdout.ndjson` lines of the batch: an experiment's control recipients' input lines, as read.
+    public var holdout: JSONWriter
     /// Dry-run request lines per provider (by `Provider.ordinal`), once rendered from the index.
     public var dryRunLines: [JSONWriter]
     /// `--gzip` dry runs: each provider's `dryRunLines` as one gzip member, compressed on the
@@ -29,6 +31,10 @@ public struct EncodedBatch: Sendable {
     /// and two dictionary updates (one keyed by a string) for each were a percent of the demo's
     /// CPU. Folded into the counts when they are read.
     var notTargetedTally = [Int](repeating: 0, count: Provider.allCases.count)
+    /// Experiments: requests encoded and devices not targeted per arm (`RunCounts.byArm`'s
+    /// index), beside the per-provider tallies; empty without an experiment.
+    var armRequestTally: [Int] = []
+    var armNotTargetedTally: [Int] = []
     /// Position of the batch in the input, for ordered sinks and progress.
     public var sequence: Int
     public var firstLine = 0
@@ -39,6 +45,7 @@ public struct EncodedBatch: Sendable {
         index = RequestIndex()
         rejects = JSONWriter(reservingCapacity: 0)
         deferred = JSONWriter(reservingCapacity: 0)
+        holdout = JSONWriter(reservingCapacity: 0)
         dryRunLines = Provider.allCases.map { _ in JSONWriter(reservingCapacity: 0) }
         dryRunMembers = Provider.allCases.map { _ in [] }
     }
@@ -56,6 +63,12 @@ public struct EncodedBatch: Sendable {
                 counts.countDevices(n, provider: provider)
                 counts.record(.skipped, reason: SkipReason.notTargetedCode, provider: provider, count: n)
             }
+            // The totals above count these already: only the arms' rows take them.
+            for arm in armRequestTally.indices where armRequestTally[arm] != 0 || armNotTargetedTally[arm] != 0 {
+                counts.ensureArm(arm)
+                counts.byArm![arm].devices += armRequestTally[arm] + armNotTargetedTally[arm]
+                counts.byArm![arm].skipped += armNotTargetedTally[arm]
+            }
             return counts
         }
         set {
@@ -65,8 +78,13 @@ public struct EncodedBatch: Sendable {
             for provider in Provider.allCases where requestTally[provider.ordinal] > 0 {
                 base.countDevices(-requestTally[provider.ordinal], provider: provider)
             }
+            for arm in armRequestTally.indices where armRequestTally[arm] != 0 {
+                base.ensureArm(arm)
+                base.byArm![arm].devices -= armRequestTally[arm]
+            }
             baseCounts = base
             for i in notTargetedTally.indices { notTargetedTally[i] = 0 }
+            for i in armNotTargetedTally.indices { armNotTargetedTally[i] = 0 }
         }
     }
 
@@ -76,6 +94,9 @@ public struct EncodedBatch: Sendable {
             var counts = encodeCounts
             for provider in Provider.allCases {
                 counts.record(.written, reason: nil, provider: provider, count: requestTally[provider.ordinal])
+            }
+            for arm in armRequestTally.indices where armRequestTally[arm] != 0 {
+                counts.byArm![arm].written += armRequestTally[arm]
             }
             return counts
         }
@@ -88,8 +109,29 @@ public struct EncodedBatch: Sendable {
                 if base.written[provider] == 0 { base.written[provider] = nil }
                 base.byProvider[provider, default: OutcomeCounts()].written -= n
             }
+            for arm in armRequestTally.indices where armRequestTally[arm] != 0 {
+                base.ensureArm(arm)
+                base.byArm![arm].written -= armRequestTally[arm]
+            }
             encodeCounts = base
         }
+    }
+
+    /// Counts a request encoded for a recipient of experiment arm `arm`.
+    mutating func countRequest(arm: Int) {
+        if arm >= armRequestTally.count { growArms(to: arm + 1) }
+        armRequestTally[arm] += 1
+    }
+
+    /// Counts a device of a recipient of arm `arm` the campaign does not target.
+    mutating func countNotTargeted(arm: Int) {
+        if arm >= armNotTargetedTally.count { growArms(to: arm + 1) }
+        armNotTargetedTally[arm] += 1
+    }
+
+    private mutating func growArms(to count: Int) {
+        if armRequestTally.count < count { armRequestTally += Array(repeating: 0, count: count - armRequestTally.count) }
+        if armNotTargetedTally.count < count { armNotTargetedTally += Array(repeating: 0, count: count - armNotTargetedTally.count) }
     }
 
     /// Requests in the batch per provider.
@@ -106,9 +148,12 @@ public struct EncodedBatch: Sendable {
         for i in dryRunMembers.indices { dryRunMembers[i].removeAll(keepingCapacity: true) }
         rejects.removeAll()
         deferred.removeAll()
+        holdout.removeAll()
         baseCounts = RunCounts()
         for i in requestTally.indices { requestTally[i] = 0 }
         for i in notTargetedTally.indices { notTargetedTally[i] = 0 }
+        for i in armRequestTally.indices { armRequestTally[i] = 0 }
+        for i in armNotTargetedTally.indices { armNotTargetedTally[i] = 0 }
         firstLine = 0
         lastLine = 0
     }
@@ -119,15 +164,19 @@ public struct EncodedBatch: Sendable {
         var arena: Int
         var rejects: Int
         var deferred: Int
+        var holdout: Int
         var baseCounts: RunCounts
         var requestTally: [Int]
         var notTargetedTally: [Int]
+        var armRequestTally: [Int]
+        var armNotTargetedTally: [Int]
     }
 
     public var mark: Mark {
         Mark(
             entries: index.count, arena: index.arena.count, rejects: rejects.count, deferred: deferred.count,
-            baseCounts: baseCounts, requestTally: requestTally, notTargetedTally: notTargetedTally
+            holdout: holdout.count, baseCounts: baseCounts, requestTally: requestTally, notTargetedTally: notTargetedTally,
+            armRequestTally: armRequestTally, armNotTargetedTally: armNotTargetedTally
         )
     }
 
@@ -138,8 +187,11 @@ public struct EncodedBatch: Sendable {
         renderedEntries = min(renderedEntries, mark.entries)
         if rejects.count > mark.rejects { rejects.truncate(to: mark.rejects, needsComma: false) }
         if deferred.count > mark.deferred { deferred.truncate(to: mark.deferred, needsComma: false) }
+        if holdout.count > mark.holdout { holdout.truncate(to: mark.holdout, needsComma: false) }
         baseCounts = mark.baseCounts
         requestTally = mark.requestTally
         notTargetedTally = mark.notTargetedTally
+        armRequestTally = mark.armRequestTally
+        armNotTargetedTally = mark.armNotTargetedTally
     }
 }

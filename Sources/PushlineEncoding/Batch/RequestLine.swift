@@ -3,7 +3,8 @@ import PushlineCore
 /// The framing of result files: one JSON object per line.
 ///
 /// Request lines (dry run) are rendered from the request index (`DryRunLine`).
-/// Reject lines: `line`, `recipient`, `device`, `platform`, `provider`, `code`, `reason`.
+/// Reject lines: `line`, `recipient`, `variant` (experiments), `device`, `platform`, `provider`,
+/// `code`, `reason`.
 enum RequestLine {
     /// Closes the request object and ends the NDJSON line.
     static func finish(into w: inout JSONWriter) {
@@ -18,7 +19,7 @@ enum RequestLine {
     }
 
     static func writeReject(
-        line: Int, id: JSONValue?, device: Int?, platform: Platform?, provider: Provider?,
+        line: Int, id: JSONValue?, variant: String? = nil, device: Int?, platform: Platform?, provider: Provider?,
         _ reason: RejectReason, into w: inout JSONWriter
     ) {
         w.beginObject()
@@ -26,6 +27,10 @@ enum RequestLine {
         w.writeInt(line)
         w.writeKey("recipient")
         if let id, id.kind == .string || id.kind == .number { writeRaw(id, into: &w) } else { w.writeNull() }
+        if let variant {
+            w.writeKey("variant")
+            w.writeString(variant)
+        }
         w.writeKey("device")
         if let device { w.writeInt(device) } else { w.writeNull() }
         w.writeKey("platform")

@@ -47,6 +47,13 @@ public struct Campaign: Sendable {
     /// `--shard I/N`: only the recipients of this shard are addressed (set by the run, not the
     /// pipeline file).
     public var shard: AudienceShard?
+    /// `experiment:`: each recipient's arm; the routes are every variant's, tagged with it.
+    public var experiment: ExperimentSplit?
+
+    /// The experiment's arms in `RunCounts.byArm`'s order: the variants' names, then `control`.
+    public var experimentArms: [String]? {
+        experiment.map { $0.variants.map(\.name) + [ExperimentSplit.controlName] }
+    }
     /// What the campaign was compiled from, so an encode worker can compile its own copy of the
     /// routes (`recompiledRoutes()`); nil for a campaign built some other way.
     var source: CompileSource?
@@ -93,6 +100,17 @@ extension Campaign {
     /// file, used when the pipeline gives no `providers.fcm.project_id` (the loader reads the file
     /// and checks the two agree; compiling does no I/O).
     public static func compile(_ root: ConfigNode, now: Int, serviceAccountProject: String? = nil) throws(CampaignCompileError) -> Campaign {
+        guard let experiment = root["experiment"] else { return try compileOne(root, now: now, serviceAccountProject: serviceAccountProject) }
+        var campaign = try CampaignExperiment.compile(root, experiment: experiment, now: now, serviceAccountProject: serviceAccountProject) { (node: ConfigNode) throws(CampaignCompileError) -> Campaign in
+            try compileOne(node, now: now, serviceAccountProject: serviceAccountProject)
+        }
+        campaign.source = CompileSource(root: root, now: now, serviceAccountProject: serviceAccountProject)
+        return campaign
+    }
+
+    /// A pipeline without an experiment, or one variant's (with the experiment's key still
+    /// there: the schema checks it with the rest, and this ignores it).
+    static func compileOne(_ root: ConfigNode, now: Int, serviceAccountProject: String?) throws(CampaignCompileError) -> Campaign {
         var log = DiagnosticLog()
         let requireHTTPS = root["limits"]?["require_https_urls"]?.boolValue ?? false
         let validation = ValidationOptions(requireHTTPSURLs: requireHTTPS)

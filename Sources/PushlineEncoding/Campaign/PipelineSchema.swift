@@ -220,6 +220,8 @@ public enum PipelineSchema {
         SchemaProperty("dedupe", .boolean, default: .bool(true)),
         // Defer recipients inside a daily window of their local time (docs/pipeline.md, "Quiet hours").
         SchemaProperty("quiet_hours", .object(QuietHoursSchema.object)),
+        // A/B variants and a holdout (docs/pipeline.md, "Experiments").
+        SchemaProperty("experiment", .object(ExperimentSchema.object)),
     ], rules: [deviceTypesRule])
 
     /// `device_types` entries: platform names or `open::<name>`.

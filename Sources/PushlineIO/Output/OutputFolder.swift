@@ -84,7 +84,7 @@ public final class OutputFolderLock: Sendable {
     }
 
     static func isFinalResultName(_ name: Substring) -> Bool {
-        if name == "rejects.ndjson" || name == "summary.json" || name == "checkpoint.json" || name == "deferred.ndjson" { return true }
+        if name == "rejects.ndjson" || name == "summary.json" || name == "checkpoint.json" || name == "deferred.ndjson" || name == "holdout.ndjson" { return true }
         if sendingResultNames.contains(name) { return true }
         // A sending run's wire logs (`wire-apns.log`): which devices were about to go on the wire.
         if name.hasPrefix("wire-") && name.hasSuffix(".log") && !name.contains(".tmp") { return true }

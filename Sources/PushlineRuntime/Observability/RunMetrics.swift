@@ -41,6 +41,7 @@ public final class RunMetrics: Sendable {
     public static let families: [String: Family] = [
         "pushline_devices_total": Family(kind: .counter, labels: ["provider", "outcome"], help: "Devices by provider (or unrouted) and outcome, as in summary.json's providers rows."),
         "pushline_device_reasons_total": Family(kind: .counter, labels: ["outcome", "reason"], help: "Devices by outcome and reason, as in summary.json's *_by_reason counts (unknown reasons as other)."),
+        "pushline_variant_devices_total": Family(kind: .counter, labels: ["variant", "outcome"], help: "Devices of an experiment's recipients by variant (or control) and outcome, as in summary.json's variants rows."),
         "pushline_devices_read_total": Family(kind: .counter, labels: [], help: "Devices found in routed audience lines."),
         "pushline_lines_total": Family(kind: .counter, labels: ["kind"], help: "Audience lines by kind: read, blank, rejected."),
         "pushline_possible_duplicates_total": Family(kind: .counter, labels: [], help: "Sent requests resent after an attempt that may have arrived."),
@@ -73,6 +74,8 @@ public final class RunMetrics: Sendable {
     private struct State {
         /// `campaign` and `shard`: set once, before anything is recorded.
         var runLabels: [(String, String)]?
+        /// An experiment's arm names, by `RunCounts.byArm` index.
+        var arms: [String]?
         /// What each counter was raised to so far, by metric key.
         var exported: [String: Int64] = [:]
         var counters: [String: Prometheus.Counter] = [:]
@@ -88,9 +91,12 @@ public final class RunMetrics: Sendable {
 
     /// Names the run every series belongs to; only the first call counts (the labels of a series
     /// never change).
-    public func label(campaign: String, shard: AudienceShard?) {
+    public func label(campaign: String, shard: AudienceShard?, arms: [String]? = nil) {
         state.withLock { state in
-            if state.runLabels == nil { state.runLabels = Self.runLabels(campaign: campaign, shard: shard) }
+            if state.runLabels == nil {
+                state.runLabels = Self.runLabels(campaign: campaign, shard: shard)
+                state.arms = arms
+            }
         }
     }
 
@@ -166,6 +172,16 @@ public final class RunMetrics: Sendable {
                     // Zero series are written too once the provider has devices, so rates start at 0.
                     guard row.devices > 0 || row[kind] > 0 else { continue }
                     raise(&state, "pushline_devices_total", [("provider", provider), ("outcome", kind.rawValue)], to: row[kind])
+                }
+            }
+            // Per experiment arm and outcome: summary.json's `variants` rows (names checked by
+            // the pipeline's schema: at most 27, letters, digits, `_` and `-`).
+            if let arms = state.arms {
+                for (i, name) in arms.enumerated() {
+                    let row = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
+                    for kind in DeliveryOutcome.Kind.allCases where row.devices > 0 || row[kind] > 0 {
+                        raise(&state, "pushline_variant_devices_total", [("variant", name), ("outcome", kind.rawValue)], to: row[kind])
+                    }
                 }
             }
             // Per outcome and reason: summary.json's `*_by_reason`.

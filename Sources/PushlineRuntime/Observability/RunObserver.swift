@@ -71,14 +71,15 @@ public final class RunObserver: Sendable {
 
     /// The run names its campaign and shard as it starts: the metrics' `campaign` and `shard`
     /// labels and the metrics file's name in a folder. Only the first call counts.
-    public func identify(campaign: String, shard: AudienceShard?) {
+    /// `arms`: an experiment's variants then `control` (the metrics' `variant` label).
+    public func identify(campaign: String, shard: AudienceShard?, arms: [String]? = nil) {
         let named = Identity(campaign: campaign, shard: shard)
         let waiters = identity.withLock { state -> [CheckedContinuation<Identity?, Never>] in
             guard case .unknown(let waiters) = state else { return [] }
             state = .known(named)
             return Array(waiters.values)
         }
-        metrics?.label(campaign: campaign, shard: shard)
+        metrics?.label(campaign: campaign, shard: shard, arms: arms)
         for waiter in waiters { waiter.resume(returning: named) }
     }
 

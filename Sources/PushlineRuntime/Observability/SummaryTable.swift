@@ -47,6 +47,7 @@ public enum SummaryTable {
         }
         if rows.count != 1 { table.append(cells("total", total, sentPerSecond: nil)) }
         lines.append(contentsOf: align(table))
+        if let arms = report.experimentArms { lines.append(contentsOf: variantRows(arms, counts: counts, kinds: shown)) }
 
         if counts.linesRejected > 0 { lines.append("lines rejected whole: \(group(counts.linesRejected))") }
         for (title, tally) in [("top rejects", counts.rejected), ("top invalid tokens", counts.invalidTokens), ("top failures", counts.failed)] {
@@ -64,6 +65,17 @@ public enum SummaryTable {
             lines.append("\(provider.provider.rawValue): " + parts.joined(separator: ", "))
         }
         return lines
+    }
+
+    /// An experiment's arms (the variants, then the control), with the provider table's
+    /// outcome columns: they add up to its devices (with a shard's `other_shard` skips).
+    static func variantRows(_ arms: [String], counts: RunCounts, kinds: [(title: String, kind: DeliveryOutcome.Kind)]) -> [String] {
+        var table: [[String]] = [["variant", "devices"] + kinds.map(\.title)]
+        for (i, name) in arms.enumerated() {
+            let c = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
+            table.append([name, group(c.devices)] + kinds.map { group(c[$0.kind]) })
+        }
+        return align(table)
     }
 
     /// The `limit` largest reasons, largest first; ties by name, so the order is the same every run.

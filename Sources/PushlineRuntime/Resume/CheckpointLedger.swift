@@ -17,7 +17,7 @@ struct CheckpointLedger: Sendable {
         var outstanding: Int
         var tally: RunCounts
         var blocked = false
-        /// Bytes of the in-order files (rejects, deferred) once this batch's lines are in them.
+        /// Bytes of the in-order files (rejects, deferred, holdout) once this batch's lines are in them.
         var marks: [Int]?
     }
 
@@ -68,9 +68,9 @@ struct CheckpointLedger: Sendable {
 
     /// Request `tag`'s final outcome (never a deferral). False for a tag of no open batch.
     @discardableResult
-    mutating func record(tag: UInt64, outcome: DeliveryOutcome, provider: Provider?) -> Bool {
+    mutating func record(tag: UInt64, outcome: DeliveryOutcome, provider: Provider?, arm: Int? = nil) -> Bool {
         guard let i = open.index(holding: tag), open[i].outstanding > 0 else { return false }
-        open[i].tally.record(outcome, provider: provider)
+        open[i].tally.record(outcome, provider: provider, arm: arm)
         if outcome.kind == .unsent { open[i].blocked = true }
         open[i].outstanding -= 1
         if open[i].outstanding == 0 {

@@ -41,6 +41,8 @@ public struct RunReport: Sendable {
     /// The folder's run had already finished this campaign (a scheduler's retry of its command):
     /// nothing was read, sent or written; `status` and `counts` are the finished run's.
     public var repeatOfFinishedRun = false
+    /// An experiment's arms in `counts.byArm`'s order: the variants' names, then `control`.
+    public var experimentArms: [String]?
 }
 
 /// What a resumed run continued (`summary.json`'s `resume`, docs/resume.md).
@@ -188,7 +190,7 @@ public struct CampaignRun: Sendable {
     /// Runs with `encoder` in place of the campaign's own (the seam tests use to inject failures).
     public func run<Encoder: LineEncoding>(encoder: Encoder, stop: RunStop? = nil) async -> RunReport {
         let campaign = pipeline.campaign
-        observer?.identify(campaign: campaign.name, shard: campaign.shard)
+        observer?.identify(campaign: campaign.name, shard: campaign.shard, arms: campaign.experimentArms)
         let started = ContinuousClock.now
         let startedAt = Date()
         let sending: (configurations: [ProviderSendConfiguration], validateOnly: Bool)?
@@ -294,7 +296,8 @@ public struct CampaignRun: Sendable {
             let sink = DeliverySink(
                 executor: writeThread, routes: campaign.routeTable, lanes: lanes,
                 skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop,
-                writesDeferred: campaign.quietHours != nil, checkpoint: checkpoint, logger: logger, observer: observer
+                writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment.map { $0.control > 0 } ?? false,
+                checkpoint: checkpoint, logger: logger, observer: observer
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
         } else {
@@ -307,7 +310,8 @@ public struct CampaignRun: Sendable {
             }
             let sink = DryRunSink(
                 executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput,
-                writesDeferred: campaign.quietHours != nil, checkpoint: checkpoint, sealing: dryRunSealing(), logger: logger, observer: observer
+                writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment.map { $0.control > 0 } ?? false,
+                checkpoint: checkpoint, sealing: dryRunSealing(), logger: logger, observer: observer
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
         }
@@ -334,6 +338,7 @@ public struct CampaignRun: Sendable {
             ),
             outputFolder: outputFolder, seconds: seconds
         )
+        report.experimentArms = campaign.experimentArms
 
         writeSummary(&report, campaign: campaign, startedAt: startedAt)
         if checkpoint != nil { finishCheckpoint(report) }

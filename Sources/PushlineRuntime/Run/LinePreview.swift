@@ -15,6 +15,9 @@ public struct LinePreview: Sendable {
     /// A note per device whose request differs from the plain rendering (text truncated to fit).
     /// The campaign's own warnings are printed when the pipeline loads.
     public var warnings: [String] = []
+    /// An experiment's arm for the line's recipient: a variant's name, or `control` (the
+    /// holdout: no request). Nil without an experiment or without a usable recipient id.
+    public var variant: String?
 
     public struct NotFound: Error, Sendable, CustomStringConvertible {
         public var line: Int
@@ -35,6 +38,11 @@ public struct LinePreview: Sendable {
                 encoded.renderDryRunLines(routes: encoder.routes)
                 var preview = LinePreview(encoded, line: String(decoding: batch.buffer[line.range], as: UTF8.self))
                 preview.warnings = deviceNotes(preview.requests)
+                if let experiment = pipeline.campaign.experiment,
+                   let document = try? JSONDocument(buffer: batch.buffer, range: line.range, maxDepth: encoder.maxJSONDepth),
+                   let id = document.root.member("id"), id.kind == .string || id.kind == .number {
+                    preview.variant = experiment.name(of: experiment.arm(recipient: id))
+                }
                 return preview
             }
             if let oversize = batch.oversizeLines.first(where: { $0.lineNumber == number }) {

@@ -106,6 +106,10 @@ extension RunReport {
         if !c.reconcilesByProvider {
             return "counts do not reconcile per provider: \(ProviderReconciliation.describe(c))"
         }
+        if !c.reconcilesByArm {
+            let arms = (c.byArm ?? []).map { "\($0.devices) devices = \($0.settled) settled" }.joined(separator: ", ")
+            return "counts do not reconcile per experiment variant: \(arms), of \(c.devices) devices"
+        }
         if source.error == nil, c.lines + c.blankLines != source.physicalLines {
             return "counts do not reconcile: \(source.physicalLines) lines read, \(c.lines) processed + \(c.blankLines) blank"
         }

@@ -76,6 +76,10 @@ enum RunSummary {
             ]
         }
         if let shard = campaign.shard { summary["shard"] = ShardSummary.entry(shard, counts: counts) }
+        if let experiment = campaign.experiment {
+            summary["experiment"] = experimentEntry(experiment)
+            summary["variants"] = variantTable(experiment, counts: counts)
+        }
         if let quietHours = campaign.quietHours { summary["quiet_hours"] = QuietHoursSummary.entry(quietHours, counts: counts) }
         if let stop = report.stop {
             summary["stop"] = [
@@ -148,13 +152,36 @@ enum RunSummary {
     /// each outcome; every row adds up (`devices = written + sent + invalid_token + rejected +
     /// failed + skipped + unsent`).
     static func providerTable(_ counts: RunCounts) -> [String: Any] {
-        func row(_ c: OutcomeCounts) -> [String: Int] {
-            ["devices": c.devices, "written": c.written, "sent": c.sent, "invalid_token": c.invalidToken,
-             "rejected": c.rejected, "failed": c.failed, "skipped": c.skipped, "unsent": c.unsent]
-        }
         var table: [String: Any] = [:]
         for (provider, c) in counts.byProvider where !c.isZero { table[provider.rawValue] = row(c) }
         if !counts.unrouted.isZero { table["unrouted"] = row(counts.unrouted) }
+        return table
+    }
+
+    /// One row of the provider and variant tables: devices and each outcome.
+    static func row(_ c: OutcomeCounts) -> [String: Int] {
+        ["devices": c.devices, "written": c.written, "sent": c.sent, "invalid_token": c.invalidToken,
+         "rejected": c.rejected, "failed": c.failed, "skipped": c.skipped, "unsent": c.unsent]
+    }
+
+    /// `experiment`: what decides the split (merge-results refuses shards of different splits).
+    static func experimentEntry(_ experiment: ExperimentSplit) -> [String: Any] {
+        [
+            "id": experiment.id,
+            "control_share": experiment.control,
+            "weights": Dictionary(uniqueKeysWithValues: experiment.variants.map { ($0.name, $0.weight) }),
+        ]
+    }
+
+    /// `variants`: each variant's row and the `control`'s (every arm, zeros included), adding
+    /// up to the run's devices (with a shard's `other_shard` skips, which no arm holds).
+    static func variantTable(_ experiment: ExperimentSplit, counts: RunCounts) -> [String: Any] {
+        let names = experiment.variants.map(\.name) + [ExperimentSplit.controlName]
+        var table: [String: Any] = [:]
+        for (i, name) in names.enumerated() {
+            let c = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
+            table[name] = row(c)
+        }
         return table
     }
 }

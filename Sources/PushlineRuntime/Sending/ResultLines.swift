@@ -19,10 +19,12 @@ import PushlineDelivery
 ///   device token or FCM target the request was for), `reason` (`run_stopped`), `attempts` (0:
 ///   never sent), and `possible_duplicate: true` only when an attempt may have reached the
 ///   provider: what a later run needs to send them.
+///
+/// In an experiment every line also carries `variant`: the variant its recipient was assigned.
 enum ResultLines {
-    static func sent(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+    static func sent(_ request: OutgoingRequest, variant: String? = nil, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
         w.beginObject()
-        identity(request, into: &w)
+        identity(request, variant: variant, into: &w)
         w.writeKey("provider")
         w.writeString(provider.rawValue)
         w.writeKey(provider.profile.sentIDKey)
@@ -36,25 +38,25 @@ enum ResultLines {
         end(&w)
     }
 
-    static func invalidToken(_ request: OutgoingRequest, provider: Provider, platform: String, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+    static func invalidToken(_ request: OutgoingRequest, variant: String? = nil, provider: Provider, platform: String, outcome: DeliveryOutcome, into w: inout JSONWriter) {
         tokenLine(request, provider: provider, platform: platform, reason: outcome.reasonCode ?? "unknown", into: &w)
         if let timestamp = outcome.invalidTokenTimestamp {
             w.writeKey("timestamp")
             // Int64 fits Int on the 64-bit platforms Pushline builds for.
             w.writeInt(Int(truncatingIfNeeded: timestamp))
         }
-        identity(request, into: &w)
+        identity(request, variant: variant, into: &w)
         end(&w)
     }
 
     /// A sent device whose provider named a new token (ADM's 200 with another registration id):
     /// `token` (the one sent), `platform`, `provider`, `reason: "replaced"`, `new_token`, and the
     /// device's identity. Its `sent.ndjson` line says it was delivered.
-    static func replacedToken(_ request: OutgoingRequest, provider: Provider, platform: String, replacement: String, into w: inout JSONWriter) {
+    static func replacedToken(_ request: OutgoingRequest, variant: String? = nil, provider: Provider, platform: String, replacement: String, into w: inout JSONWriter) {
         tokenLine(request, provider: provider, platform: platform, reason: replacedReason, into: &w)
         w.writeKey("new_token")
         w.writeString(replacement)
-        identity(request, into: &w)
+        identity(request, variant: variant, into: &w)
         end(&w)
     }
 
@@ -73,9 +75,9 @@ enum ResultLines {
         w.writeString(reason)
     }
 
-    static func failed(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+    static func failed(_ request: OutgoingRequest, variant: String? = nil, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
         w.beginObject()
-        identity(request, into: &w)
+        identity(request, variant: variant, into: &w)
         w.writeKey("provider")
         w.writeString(provider.rawValue)
         w.writeKey("reason")
@@ -91,9 +93,9 @@ enum ResultLines {
         end(&w)
     }
 
-    static func unsent(_ request: OutgoingRequest, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
+    static func unsent(_ request: OutgoingRequest, variant: String? = nil, provider: Provider, outcome: DeliveryOutcome, into w: inout JSONWriter) {
         w.beginObject()
-        identity(request, into: &w)
+        identity(request, variant: variant, into: &w)
         w.writeKey("provider")
         w.writeString(provider.rawValue)
         w.writeKey("token")
@@ -109,12 +111,17 @@ enum ResultLines {
         end(&w)
     }
 
-    /// `"recipient":R,"line":N,"device":I`: the recipient as the input had it (JSON text the
+    /// `"recipient":R,"line":N,"device":I` (with `"variant":V` after the recipient in an
+    /// experiment): the recipient as the input had it (JSON text the
     /// encoder wrote: a string or a number), null when the request carries none.
-    private static func identity(_ request: OutgoingRequest, into w: inout JSONWriter) {
+    private static func identity(_ request: OutgoingRequest, variant: String?, into w: inout JSONWriter) {
         w.writeKey("recipient")
         let recipient = request.bytes[request.entry.recipient]
         if recipient.isEmpty { w.writeNull() } else { w.writeRawValue(recipient) }
+        if let variant {
+            w.writeKey("variant")
+            w.writeString(variant)
+        }
         w.writeKey("line")
         w.writeInt(request.entry.line)
         w.writeKey("device")

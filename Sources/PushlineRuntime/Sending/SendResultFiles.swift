@@ -27,15 +27,24 @@ final class SendResultFiles {
     let rejects: ResultFile
     /// Quiet hours' deferred lines, when the campaign has quiet hours.
     let deferredLines: ResultFile?
+    /// An experiment's holdout lines, when it has a control group.
+    let holdoutLines: ResultFile?
     private(set) var writeFailure: OutputFileError?
-    /// The rejects and deferred lines of batches that came before their turn, by sequence.
-    private var earlyLines: [Int: (rejects: [UInt8], deferred: [UInt8])] = [:]
+    /// The lines in input order (rejects, deferred, holdout) of batches that came before their
+    /// turn, by sequence.
+    private var earlyLines: [Int: InOrderLines] = [:]
     private var nextInOrder = 0
 
-    private var all: [ResultFile] { [sent, invalidTokens, failed, unsent, rejects] + (deferredLines.map { [$0] } ?? []) }
+    struct InOrderLines {
+        var rejects: [UInt8]
+        var deferred: [UInt8]
+        var holdout: [UInt8]
+    }
+
+    private var all: [ResultFile] { [sent, invalidTokens, failed, unsent, rejects] + [deferredLines, holdoutLines].compactMap { $0 } }
 
     /// Opens the files in `folder`; resuming (`checkpoint` resumed), continues the previous run's.
-    init(folder: String, writesDeferred: Bool, checkpoint: CheckpointPlan?) throws(OutputFileError) {
+    init(folder: String, writesDeferred: Bool, writesHoldout: Bool = false, checkpoint: CheckpointPlan?) throws(OutputFileError) {
         func open(_ name: String) throws(OutputFileError) -> ResultFile {
             let path = folder + "/" + name
             // Who was notified: kept whatever happens to the run (a write failure, a crash), for
@@ -43,11 +52,11 @@ final class SendResultFiles {
             let options = OutputFile.Options(keepsRecord: true)
             guard let resumed = checkpoint?.resumedPath(of: name) else { return ResultFile(name: name, file: try OutputFile(path: path, options: options)) }
             // Results in completion order are kept whole (a torn last line dropped); unsent
-            // devices are sent by this run, so their list starts again; rejects and deferred
-            // lines follow input order and are cut at the watermark.
+            // devices are sent by this run, so their list starts again; rejects, deferred and
+            // holdout lines follow input order and are cut at the watermark.
             let cut: OutputFile.ResumeCut = switch name {
             case "unsent.ndjson": .at(0)
-            case "rejects.ndjson", "deferred.ndjson": .at(resumed.mark.bytes)
+            case "rejects.ndjson", "deferred.ndjson", "holdout.ndjson": .at(resumed.mark.bytes)
             default: .afterLastLine(atLeast: resumed.mark.bytes)
             }
             return ResultFile(name: name, file: try OutputFile(resuming: resumed.path, path: path, cut: cut, options: options))
@@ -58,29 +67,33 @@ final class SendResultFiles {
         unsent = try open("unsent.ndjson")
         rejects = try open("rejects.ndjson")
         deferredLines = writesDeferred ? try open("deferred.ndjson") : nil
+        holdoutLines = writesHoldout ? try open("holdout.ndjson") : nil
     }
 
-    /// Bytes written so far to the files in input order (rejects, deferred): the checkpoint
-    /// ledger's marks.
-    var inOrderMarks: [Int] { [rejects.file?.bytesWritten ?? 0, deferredLines?.file?.bytesWritten ?? 0] }
+    /// Bytes written so far to the files in input order (rejects, deferred, holdout): the
+    /// checkpoint ledger's marks.
+    var inOrderMarks: [Int] {
+        [rejects.file?.bytesWritten ?? 0, deferredLines?.file?.bytesWritten ?? 0, holdoutLines?.file?.bytesWritten ?? 0]
+    }
 
     /// The first failure wins; from then on nothing is written.
     func fail(_ error: OutputFileError) {
         if writeFailure == nil { writeFailure = error }
     }
 
-    /// Writes a batch's rejects and deferred lines once every earlier batch's are written (a
-    /// batch that comes early waits here); `written` is told each batch written, in sequence,
-    /// with `inOrderMarks` just after it.
-    func writeInOrder(sequence: Int, rejects: [UInt8], deferred: [UInt8], written: (_ sequence: Int, _ marks: [Int]) -> Void) {
+    /// Writes a batch's rejects, deferred and holdout lines once every earlier batch's are
+    /// written (a batch that comes early waits here); `written` is told each batch written, in
+    /// sequence, with `inOrderMarks` just after it.
+    func writeInOrder(sequence: Int, rejects: [UInt8], deferred: [UInt8], holdout: [UInt8] = [], written: (_ sequence: Int, _ marks: [Int]) -> Void) {
         guard sequence == nextInOrder else {
-            earlyLines[sequence] = (rejects, deferred)
+            earlyLines[sequence] = InOrderLines(rejects: rejects, deferred: deferred, holdout: holdout)
             return
         }
-        var lines = (rejects: rejects, deferred: deferred)
+        var lines = InOrderLines(rejects: rejects, deferred: deferred, holdout: holdout)
         while true {
             write(lines.rejects, to: self.rejects)
             if let deferredLines { write(lines.deferred, to: deferredLines) }
+            if let holdoutLines { write(lines.holdout, to: holdoutLines) }
             written(nextInOrder, inOrderMarks)
             nextInOrder += 1
             guard let early = earlyLines.removeValue(forKey: nextInOrder) else { return }
@@ -122,13 +135,13 @@ final class SendResultFiles {
 
     /// Each file's mark for the journal, handed to the kernel first (with `sync`, fsynced): the
     /// files in completion order by their length, those in input order by the ledger's committed
-    /// marks (`committedInOrder`: rejects, deferred). Nil when a file failed.
+    /// marks (`committedInOrder`: rejects, deferred, holdout). Nil when a file failed.
     func checkpointMarks(sync: Bool, committedInOrder: [Int]) -> [CheckpointJournal.FileMark]? {
         var marks: [CheckpointJournal.FileMark] = []
         do throws(OutputFileError) {
             for file in all {
                 let bytes = try file.file!.checkpoint(sync: sync)
-                let inOrder = file === rejects ? 0 : file === deferredLines ? 1 : nil
+                let inOrder = file === rejects ? 0 : file === deferredLines ? 1 : file === holdoutLines ? 2 : nil
                 marks.append(.init(
                     name: file.name, temporaryName: DryRunSink.baseName(file.file?.temporaryPath ?? ""),
                     bytes: inOrder.map { committedInOrder[$0] } ?? bytes, cutAtMark: inOrder != nil

@@ -12,6 +12,9 @@ final class SendState {
     /// `RequestRoute`, whose strings and arrays would cost retains).
     private let routeProvider: [Provider]
     private let routePlatform: [String]
+    /// Experiments: each route's arm and variant name (nil without an experiment).
+    private let routeArm: [Int?]
+    private let routeVariant: [String?]
     /// Lane index per provider ordinal (nil: no lane).
     private let laneOf: [Int?]
     private let laneProviders: [Provider]
@@ -50,12 +53,14 @@ final class SendState {
     private let latencyTimers: [CoreMetrics.Timer?]
 
     init(
-        folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false,
+        folder: String, routes: RouteTable, lanes: [Provider], skip: [Provider: SkipReason], writesDeferred: Bool = false, writesHoldout: Bool = false,
         checkpoint: CheckpointPlan? = nil, logger: Logger, observer: RunObserver? = nil
     ) throws(OutputFileError) {
-        files = try SendResultFiles(folder: folder, writesDeferred: writesDeferred, checkpoint: checkpoint)
+        files = try SendResultFiles(folder: folder, writesDeferred: writesDeferred, writesHoldout: writesHoldout, checkpoint: checkpoint)
         routeProvider = routes.routes.map(\.provider)
         routePlatform = routes.routes.map(\.platformName)
+        routeArm = routes.routes.map(\.variant)
+        routeVariant = routes.routes.map(\.variantName)
         var laneOf = [Int?](repeating: nil, count: Provider.allCases.count)
         for (i, provider) in lanes.enumerated() where laneOf[provider.ordinal] == nil { laneOf[provider.ordinal] = i }
         self.laneOf = laneOf
@@ -216,24 +221,27 @@ final class SendState {
         var outcome = outcome
         // A killed run may have had this device on the wire without recording it.
         if writeLine, let provider { outcome = resume.marked(outcome, of: request, provider: provider) }
-        counts.record(outcome, provider: provider)
-        ledger.record(tag: request.tag, outcome: outcome, provider: provider)
+        let route = request.entry.route.index
+        let arm = route < routeArm.count ? routeArm[route] : nil
+        counts.record(outcome, provider: provider, arm: arm)
+        ledger.record(tag: request.tag, outcome: outcome, provider: provider, arm: arm)
         guard writeLine else { return }
         guard let provider else { return }
         delivery[reportIndex(provider)]!.count(outcome)
+        let variant = route < routeVariant.count ? routeVariant[route] : nil
         switch outcome.kind {
         case .sent:
-            ResultLines.sent(request, provider: provider, outcome: outcome, into: &files.sent.buffer)
+            ResultLines.sent(request, variant: variant, provider: provider, outcome: outcome, into: &files.sent.buffer)
             if let replacement = outcome.replacementToken {
                 // Delivered, and the device has a new token the CRM should store.
-                ResultLines.replacedToken(request, provider: provider, platform: platform(of: request), replacement: replacement, into: &files.invalidTokens.buffer)
+                ResultLines.replacedToken(request, variant: variant, provider: provider, platform: platform(of: request), replacement: replacement, into: &files.invalidTokens.buffer)
             }
         case .invalidToken:
-            ResultLines.invalidToken(request, provider: provider, platform: platform(of: request), outcome: outcome, into: &files.invalidTokens.buffer)
+            ResultLines.invalidToken(request, variant: variant, provider: provider, platform: platform(of: request), outcome: outcome, into: &files.invalidTokens.buffer)
         case .failed:
-            ResultLines.failed(request, provider: provider, outcome: outcome, into: &files.failed.buffer)
+            ResultLines.failed(request, variant: variant, provider: provider, outcome: outcome, into: &files.failed.buffer)
         case .unsent:
-            ResultLines.unsent(request, provider: provider, outcome: outcome, into: &files.unsent.buffer)
+            ResultLines.unsent(request, variant: variant, provider: provider, outcome: outcome, into: &files.unsent.buffer)
         case .skipped, .written, .rejected:
             // No result line (a lane produces neither written nor rejected).
             break
@@ -252,7 +260,8 @@ final class SendState {
     private func writeInOrder(_ batch: EncodedBatch) {
         files.writeInOrder(
             sequence: batch.sequence, rejects: batch.rejects.count > 0 ? batch.rejects.bytes : [],
-            deferred: batch.deferred.count > 0 ? batch.deferred.bytes : []
+            deferred: batch.deferred.count > 0 ? batch.deferred.bytes : [],
+            holdout: batch.holdout.count > 0 ? batch.holdout.bytes : []
         ) { sequence, marks in
             ledger.written(sequence: sequence, marks: marks)
         }

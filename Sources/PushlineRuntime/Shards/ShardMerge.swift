@@ -46,7 +46,8 @@ public enum ShardMerge {
         summaries.sort { $0.index < $1.index }
         let first = summaries[0]
         for other in summaries.dropFirst() {
-            for key in ["campaign", "mode"] where !same(first.summary[key], other.summary[key]) {
+            // Shards of different experiments (another id, split or variant set) are not one run.
+            for key in ["campaign", "mode", "experiment"] where !same(first.summary[key], other.summary[key]) {
                 throw Refusal(description: "\(other.folder) has \(key) \(shown(other.summary[key])), \(first.folder) has \(shown(first.summary[key]))")
             }
             for key in ["bytes_uncompressed", "physical_lines"] {
@@ -97,6 +98,11 @@ public enum ShardMerge {
             providers[name] = ownDevices == 0 && outcomes == 0 ? nil : row
         }
         merged["providers"] = providers
+        // Experiments: each shard counts only its own recipients' arms, so the rows add up.
+        if let experiment = first.summary["experiment"] {
+            merged["experiment"] = experiment
+            merged["variants"] = sum(summaries.map { ($0.summary["variants"] as? [String: Any]) ?? [:] })
+        }
 
         let settled = ["written", "sent", "invalid_token", "rejected", "failed", "skipped", "unsent"].reduce(0) { $0 + int(devices[$1]) }
         let allReconciled = summaries.allSatisfy { $0.summary["reconciled"] as? Bool == true }

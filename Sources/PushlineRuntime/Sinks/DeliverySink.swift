@@ -47,6 +47,7 @@ public actor DeliverySink: RequestSink {
     private let stop: RunStop?
     /// Quiet hours are on: deferred lines go to `deferred.ndjson`.
     private let writesDeferred: Bool
+    private let writesHoldout: Bool
     /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
     private let observer: RunObserver?
     private let prepared = PreparedBytes()
@@ -82,10 +83,11 @@ public actor DeliverySink: RequestSink {
 
     init(
         executor: DedicatedThreadExecutor, routes: RouteTable, lanes: [any DeliveryLane], skip: [Provider: SkipReason] = [:],
-        folder: String, stop: RunStop? = nil, writesDeferred: Bool = false, checkpoint: CheckpointPlan?, logger: Logger, observer: RunObserver? = nil
+        folder: String, stop: RunStop? = nil, writesDeferred: Bool = false, writesHoldout: Bool = false, checkpoint: CheckpointPlan?, logger: Logger, observer: RunObserver? = nil
     ) {
         self.checkpointPlan = checkpoint
         self.writesDeferred = writesDeferred
+        self.writesHoldout = writesHoldout
         self.executor = executor
         self.routes = routes
         var seen = Set<Provider>()
@@ -127,7 +129,7 @@ public actor DeliverySink: RequestSink {
         let state: SendState
         do throws(OutputFileError) {
             state = try SendState(
-                folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, writesDeferred: writesDeferred,
+                folder: folder, routes: routes, lanes: lanes.map(\.provider), skip: skip, writesDeferred: writesDeferred, writesHoldout: writesHoldout,
                 checkpoint: checkpointPlan, logger: logger, observer: observer
             )
         } catch {

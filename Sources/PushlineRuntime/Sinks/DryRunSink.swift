@@ -65,6 +65,8 @@ public actor DryRunSink: RequestSink {
     private let logger: Logger
     /// Quiet hours are on: deferred lines go to `deferred.ndjson`.
     private let writesDeferred: Bool
+    /// An experiment with a holdout: control recipients' lines go to `holdout.ndjson`.
+    private let writesHoldout: Bool
     /// Gets the counts at most every `RunObserver.publishInterval` (progress, metrics).
     private let observer: RunObserver?
     /// Checkpoints (and, resuming, where to continue): nil for an audience from standard input.
@@ -78,9 +80,10 @@ public actor DryRunSink: RequestSink {
     }
 
     init(
-        executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, checkpoint: CheckpointPlan?,
-        sealing: WebPushSealing? = nil, logger: Logger, observer: RunObserver? = nil
+        executor: DedicatedThreadExecutor, routes: RouteTable, folder: String, gzip: Bool, writesDeferred: Bool = false, writesHoldout: Bool = false,
+        checkpoint: CheckpointPlan?, sealing: WebPushSealing? = nil, logger: Logger, observer: RunObserver? = nil
     ) {
+        self.writesHoldout = writesHoldout
         self.sealing = sealing
         self.checkpointPlan = checkpoint
         self.writesDeferred = writesDeferred
@@ -132,8 +135,10 @@ public actor DryRunSink: RequestSink {
         var requestFiles: [Provider: OpenFile] = [:]
         let rejects: OpenFile
         var deferred: OpenFile?
+        var holdout: OpenFile?
         do throws(OutputFileError) {
             if writesDeferred { deferred = OpenFile(name: "deferred.ndjson", file: try open("deferred.ndjson", compressed: false)) }
+            if writesHoldout { holdout = OpenFile(name: "holdout.ndjson", file: try open("holdout.ndjson", compressed: false)) }
             for provider in providers {
                 let name = "requests-\(provider.rawValue).ndjson" + (gzip ? ".gz" : "")
                 requestFiles[provider] = OpenFile(name: name, file: try open(name, compressed: gzip, bulk: true, flushes: background?.flushes))
@@ -146,7 +151,7 @@ public actor DryRunSink: RequestSink {
         var pending: [Int: EncodedBatch] = [:]
         var next = 0
         var publish = PublishGate()
-        let allFiles = Array(requestFiles.values) + [rejects] + (deferred.map { [$0] } ?? [])
+        let allFiles = Array(requestFiles.values) + [rejects] + [deferred, holdout].compactMap { $0 }
         /// Every file ends a line (and a gzip member) here; the journal says so once the files
         /// are fsynced: in the background while the run goes on, or now (`final`: the first and
         /// the last checkpoint).
@@ -190,6 +195,9 @@ public actor DryRunSink: RequestSink {
                     }
                     if ready.deferred.count > 0, let deferred {
                         try deferred.file!.write(ready.deferred.bytes)
+                    }
+                    if ready.holdout.count > 0, let holdout {
+                        try holdout.file!.write(ready.holdout.bytes)
                     }
                     // Every request of the batch is written: its outcome, per provider.
                     report.counts.add(ready.counts)

@@ -106,7 +106,7 @@ public enum EncodeStage {
                 try encoder.encodeLine(buffer: batch.buffer, line: audienceLine, into: &encoded, context: &context)
             } catch {
                 encoded.rollBack(to: mark)
-                LineFailure.account(audienceLine, buffer: batch.buffer, error: error, maxJSONDepth: maxJSONDepth, into: &encoded)
+                LineFailure.account(audienceLine, buffer: batch.buffer, error: error, maxJSONDepth: maxJSONDepth, experiment: encoder.campaign.experiment, into: &encoded)
             }
         }
     }

@@ -27,7 +27,7 @@ enum LineFailure {
     static let code = "internal_error"
 
     /// Appends the rejects and counts for line `line` (whose partial output was already removed).
-    static func account(_ line: AudienceLine, buffer: [UInt8], error: any Error, maxJSONDepth: Int, into batch: inout EncodedBatch) {
+    static func account(_ line: AudienceLine, buffer: [UInt8], error: any Error, maxJSONDepth: Int, experiment: ExperimentSplit? = nil, into batch: inout EncodedBatch) {
         var counts = batch.encodeCounts
         counts.lines += 1
         let message = "internal error while encoding this line (\(String(describing: type(of: error)))): the line was not sent"
@@ -38,10 +38,12 @@ enum LineFailure {
         }()
         let outcome = DeliveryOutcome.rejected(RejectReason(code, message))
         if let routed {
+            // Counted in its recipient's arm, so the arms still add up.
+            let arm = experiment.map { $0.countIndex(of: $0.arm(recipient: routed.id)) }
             for route in routed.routes {
                 let (index, platform, provider) = route.device
-                counts.countDevice(provider: provider)
-                counts.record(outcome, provider: provider)
+                counts.countDevice(provider: provider, arm: arm)
+                counts.record(outcome, provider: provider, arm: arm)
                 writeReject(line: line.number, id: routed.id, device: index, platform: platform, message, into: &batch.rejects)
             }
         } else {

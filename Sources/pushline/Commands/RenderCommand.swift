@@ -1,6 +1,7 @@
 import PushlineCommandLine
 import ArgumentParser
 import PushlineRuntime
+import PushlineCore
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,6 +37,9 @@ struct RenderCommand: ParsableCommand {
         } catch {
             Console.fail("\(error)")
             throw ExitCode(.inputError)
+        }
+        if let variant = preview.variant {
+            Console.error(variant == ExperimentSplit.controlName ? "variant: control (the experiment's holdout: no request)" : "variant: \(variant)")
         }
         for request in preview.requests {
             try Console.line(compact ? request : LinePreview.pretty(request))

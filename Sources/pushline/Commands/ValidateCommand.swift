@@ -1,6 +1,7 @@
 import PushlineCommandLine
 import ArgumentParser
 import PushlineRuntime
+import PushlineCore
 
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,6 +33,17 @@ struct ValidateCommand: ParsableCommand {
             }
         }
         let warnings = loaded.campaign.warnings.count
-        try Console.line("\(options.pipeline): valid (campaign '\(loaded.campaign.name)', \(loaded.campaign.dialect.rawValue), device types \(loaded.campaign.deviceTypes.map(\.rawValue).sorted().joined(separator: ", ")), \(sending)\(warnings > 0 ? ", \(warnings) warnings" : ""))")
+        let experiment = loaded.campaign.experiment.map { split in
+            ", experiment '\(split.id)': variants \(split.variants.map(\.name).joined(separator: ", ")), \(ExperimentDescription.percent(split.control)) control"
+        } ?? ""
+        try Console.line("\(options.pipeline): valid (campaign '\(loaded.campaign.name)', \(loaded.campaign.dialect.rawValue), device types \(loaded.campaign.deviceTypes.map(\.rawValue).sorted().joined(separator: ", ")), \(sending)\(experiment)\(warnings > 0 ? ", \(warnings) warnings" : ""))")
+    }
+}
+
+/// How `validate` shows an experiment's holdout share: `10%`, `2.5%`.
+enum ExperimentDescription {
+    static func percent(_ share: Double) -> String {
+        let value = (share * 100_000).rounded() / 1000
+        return (value == value.rounded() ? String(Int(value)) : String(value)) + "%"
     }
 }

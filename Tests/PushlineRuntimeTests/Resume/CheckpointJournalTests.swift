@@ -31,6 +31,7 @@ struct CheckpointJournalTests {
         counts.deferredLines = 23
         counts.defaultTimeZoneLines = 24
         counts.linesOtherShard = 25
+        counts.byArm = [outcomes, OutcomeCounts()]
         return counts
     }
 
@@ -52,6 +53,7 @@ struct CheckpointJournalTests {
             case let d as [String: Int]: d.isEmpty
             case let d as [Provider: Int]: d.isEmpty
             case let d as [Provider: OutcomeCounts]: d.isEmpty
+            case let a as [OutcomeCounts]?: a?.isEmpty ?? true
             default: true
             }
             #expect(!isDefault, "RunCounts.\(child.label ?? "?") is not set in the sample (or is of a type this test does not know)")
