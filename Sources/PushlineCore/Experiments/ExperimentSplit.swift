@@ -6,7 +6,11 @@
 /// on any machine and under any `--shard` split, and every device of a recipient shares it. The
 /// hash is SipHash-2-4 keyed by the experiment id, not the shards' FNV-1a: which shard takes a
 /// recipient says nothing about its arm, and a new experiment id draws a new split.
-public struct ExperimentSplit: Sendable, Equatable {
+///
+/// A class: every line reads it, and a copy of a struct holding arrays retained each of them (with
+/// two encode workers sharing them, a few percent of a dry run's CPU went to contended reference
+/// counts). Each worker gets an instance of its own (`CampaignEncoder.forAnotherWorker`).
+public final class ExperimentSplit: Sendable, Equatable {
     /// Where a recipient lands.
     public enum Arm: Sendable, Equatable, Hashable {
         /// The holdout: none of the recipient's devices is addressed.

@@ -55,9 +55,11 @@ public struct CampaignEncoder: Sendable {
     /// share no reference-counted object on the hot path (`Campaign.recompiledRoutes`); this
     /// encoder itself when that is not possible.
     public func forAnotherWorker() -> CampaignEncoder {
-        guard let routes = campaign.recompiledRoutes() else { return self }
+        guard let fresh = campaign.recompiled() else { return self }
         var copy = campaign
-        copy.routes = routes
+        copy.routes = fresh.routes
+        // The split is read for every line: each worker counts references on its own.
+        copy.experiment = fresh.experiment
         var encoder = CampaignEncoder(campaign: copy)
         encoder.maxJSONDepth = maxJSONDepth
         return encoder

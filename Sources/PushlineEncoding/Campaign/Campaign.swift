@@ -226,9 +226,16 @@ extension Campaign {
     /// a two-worker dry run's CPU, a twelfth with one worker). Nil when there is no source or the
     /// table came out different (it never should: routes are added in a fixed order).
     public func recompiledRoutes() -> CampaignRoutes? {
+        recompiled()?.routes
+    }
+
+    /// The campaign compiled again from the same source (routes and experiment sharing no
+    /// storage with these), or nil as for `recompiledRoutes`.
+    func recompiled() -> Campaign? {
         guard let source, let fresh = try? Campaign.compile(source.root, now: source.now, serviceAccountProject: source.serviceAccountProject),
-              fresh.routes.table.hasSameRoutes(as: routes.table), fresh.templateSlots == templateSlots else { return nil }
-        return fresh.routes
+              fresh.routes.table.hasSameRoutes(as: routes.table), fresh.templateSlots == templateSlots,
+              fresh.experiment == experiment else { return nil }
+        return fresh
     }
 }
 

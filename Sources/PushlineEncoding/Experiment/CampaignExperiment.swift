@@ -22,6 +22,8 @@ enum CampaignExperiment {
         let shapeErrors = diagnostics.filter { $0.severity == .error }.map(\.path)
         let baseWarnings = base?.warnings ?? []
         let known = Set((diagnostics + baseWarnings).map(Key.init))
+        // Without a notification (the schema said so) there is nothing to merge variants over.
+        guard let notification = root["notification"] else { throw CampaignCompileError(diagnostics: diagnostics) }
         let variantNodes = experiment["variants"]?.sequenceElements ?? []
         var variants: [(ExperimentSplit.Variant, CampaignRoutes, templateSlots: Int)] = []
         for (index, node) in variantNodes.enumerated() {
@@ -29,7 +31,7 @@ enum CampaignExperiment {
             let weight = node["weight"]?.numberValue ?? 1
             let override = node["notification"]
             var variantRoot = root
-            variantRoot.replaceMember("notification", with: merged(override, over: root["notification"]!))
+            variantRoot.replaceMember("notification", with: merged(override, over: notification))
             variantRoot.removeMember("experiment")
             let place = ConfigPath("experiment").appending("variants").appending(index: index)
             let prefix = place.description

@@ -28,6 +28,9 @@ enum ExperimentSchema {
     static let variantRule: SchemaRule = { node, path, log, _ in
         if let weight = node["weight"], let value = weight.numberValue, value == 0 {
             log.error(path / "weight", "must be greater than 0 (a variant nobody gets is no variant: remove it)", at: weight)
+        } else if let weight = node["weight"], let text = weight.stringValue, isTemplated(text) {
+            // The number type lets notification fields be personalized; a weight cannot be.
+            log.error(path / "weight", "cannot be personalized (it decides the split): expected a number", at: weight)
         }
         if let name = node["name"], let text = name.stringValue, !isVariantName(text) {
             log.error(path / "name", "expected 1 to \(maxNameBytes) ASCII letters, digits, '_' or '-', found '\(PrintableName.bounded(text, limit: 60))'", at: name)

@@ -98,6 +98,26 @@ struct ExperimentProcessTests {
     }
 }
 
+/// `pushline validate` on a pipeline whose variants have problems: exit 2, each problem with the
+/// file's line and column and the variant's path, nothing read.
+@Suite("Experiments: validate", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
+struct ExperimentValidateCommandTests {
+    @Test func validateExitsTwoWithEveryVariantsProblem() async throws {
+        let scratch = try Scratch()
+        let bad = experimentPipeline
+            .replacingOccurrences(of: "control: 10%", with: "control: 10")
+            .replacingOccurrences(of: "ios: { sound: chime }", with: "ios: { sond: chime }")
+        let file = try writePipeline(bad, in: scratch)
+        let outcome = try await PushlineBinary.run(["validate", file])
+        #expect(outcome.status == PushlineExit.invalidPipeline.code, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("pipeline.yaml:11:12: error: experiment.control: expected a percentage such as 10%"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("pipeline.yaml:18:53: error: experiment.variants[1].notification.ios.sond: unknown key 'sond' in ios (did you mean 'sound'?)"), "\(outcome.stderr)")
+        let good = try writePipeline(experimentPipeline, in: scratch)
+        let valid = try await PushlineBinary.run(["validate", good])
+        #expect(valid.status == 0 && valid.stdout.contains("experiment 'copy-test-1': variants a, b, 10% control"), "\(valid.stdout)\(valid.stderr)")
+    }
+}
+
 /// The metrics file of an experiment's run: `pushline_variant_devices_total` per variant and
 /// outcome, equal to summary.json's `variants` rows, and promtool-clean.
 @Suite("Experiments: metrics", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))

@@ -207,6 +207,30 @@ struct ExperimentRunTests {
     }
 }
 
+extension ExperimentRunTests {
+    /// Size limits hold per variant's final bytes: a variant whose iOS alert cannot fit 4 KiB
+    /// rejects its own iOS devices (`payload_too_large`, with its name, through APNs and through
+    /// FCM's apns block alike), the other variant's are written, and its Android devices (whose
+    /// text is the campaign's) are written too.
+    @Test func sizeLimitsHoldForEachVariantsOwnBytes() async throws {
+        let scratch = try Scratch()
+        let long = String(repeating: "x", count: 4200)
+        let pipeline = experimentPipeline.replacingOccurrences(of: "notification: { alert: \"B copy\", ios: { sound: chime } }", with: "notification: { ios: { alert: \"\(long)\" } }")
+        #expect(pipeline != experimentPipeline)
+        let audience = try Self.audience(scratch, count: 400)
+        let report = try await runDry(try writePipeline(pipeline, in: scratch), audience: audience, output: scratch.file("out"))
+        #expect(report.reconciled && report.counts.reconcilesByArm, "\(report.failure ?? "")")
+        let results = try ExperimentResults(folder: scratch.file("out"))
+        let tooLarge = results.rejects.filter { $0["code"] as? String == "payload_too_large" }
+        #expect(!tooLarge.isEmpty)
+        #expect(tooLarge.allSatisfy { $0["variant"] as? String == "b" && $0["platform"] as? String == "ios" }, "\(tooLarge.prefix(3))")
+        #expect(!results.requests.contains { $0["variant"] as? String == "b" && $0["platform"] as? String == "ios" })
+        #expect(results.requests.contains { $0["variant"] as? String == "a" && $0["platform"] as? String == "ios" })
+        #expect(results.requests.contains { $0["variant"] as? String == "b" && $0["platform"] as? String == "android" })
+        #expect(results.variantRows["b"]?["rejected"] == tooLarge.count && results.variantRows["a"]?["rejected"] == 0)
+    }
+}
+
 /// The audience's lines as text (a gzip file read through gzip -dc).
 func readAudienceLines(_ path: String) throws -> [String] {
     let plain = path + ".plain"
@@ -252,6 +276,7 @@ struct ExperimentValidationTests {
         ("  id: x\n  variants:\n    - { name: a }\n    - { name: a }\n", "experiment.variants[1].name", "also the name of variants[0]", 13),
         ("  id: x\n  variants:\n    - { name: a, weight: 0 }\n    - { name: b }\n", "experiment.variants[0].weight", "must be greater than 0", 12),
         ("  id: x\n  variants:\n    - { name: a, weight: -2 }\n    - { name: b }\n", "experiment.variants[0].weight", "out of range", 12),
+        ("  id: x\n  variants:\n    - { name: a, weight: \"{{ customer.w }}\" }\n    - { name: b }\n", "experiment.variants[0].weight", "cannot be personalized", 12),
         ("  id: x\n  variants:\n    - { name: \"a b\" }\n    - { name: b }\n", "experiment.variants[0].name", "ASCII letters, digits", 12),
         ("  id: x\n  variants:\n    - { name: control }\n    - { name: b }\n", "experiment.variants[0].name", "names the holdout", 12),
         ("  id: x\n  variants:\n    - { name: a, colour: red }\n    - { name: b }\n", "experiment.variants[0].colour", "unknown key 'colour'", 12),
@@ -269,6 +294,25 @@ struct ExperimentValidationTests {
             let diagnostic = try #require(error.diagnostics.first { $0.path == path }, "\(error.description)")
             #expect(diagnostic.message.contains(message), "\(diagnostic.message)")
             #expect(diagnostic.line == line && diagnostic.column > 0, "\(diagnostic)")
+        }
+    }
+
+    /// Hostile shapes around the experiment: no notification to merge over, a notification that
+    /// is not a mapping, variants that are not a list. Each a diagnostic, never a crash.
+    @Test(arguments: [
+        ("name: exp\nexperiment:\n  id: x\n  variants:\n    - { name: a, notification: { title: t } }\n    - { name: b }\n", "notification"),
+        ("name: exp\nnotification: hello\nexperiment:\n  id: x\n  variants:\n    - { name: a, notification: { title: t } }\n    - { name: b }\n", "notification"),
+        ("name: exp\nnotification: { alert: x }\nexperiment:\n  id: x\n  variants: { a: 1 }\n", "experiment.variants"),
+        ("name: exp\nnotification: { alert: x }\nexperiment:\n  id: x\n  variants:\n    - { name: a, notification: [1, 2] }\n    - { name: b, notification: null }\n", "experiment.variants[0].notification"),
+    ])
+    func malformedShapesAreDiagnostics(yaml: String, path: String) throws {
+        let scratch = try Scratch()
+        let file = try writePipeline(yaml, in: scratch)
+        do {
+            _ = try PipelineLoader.load(path: file, now: 0)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.diagnostics.contains { $0.path == path && $0.severity == .error }, "\(error.description)")
         }
     }
 
