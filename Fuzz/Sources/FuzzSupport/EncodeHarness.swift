@@ -58,6 +58,7 @@ public enum EncodeHarness {
         let counts = batch.counts
         FuzzSupport.check(counts.lines == 1, "\(what): \(counts.lines) lines counted for one")
         FuzzSupport.check(counts.reconciles, "\(what): counts do not reconcile: \(counts)")
+        FuzzSupport.check(counts.reconcilesByArm, "\(what): an experiment's arms do not add up: \(counts)")
         FuzzSupport.check(counts.linesRejected == 0 || counts.devices == 0, "\(what): a rejected line has devices: \(counts)")
         for provider in Provider.allCases {
             let lines = checkNDJSON(batch.dryRunLines[provider.ordinal].bytes, what: "\(what) requests-\(provider.rawValue)")
