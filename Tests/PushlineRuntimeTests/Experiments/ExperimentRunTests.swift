@@ -285,15 +285,22 @@ struct ExperimentValidationTests {
         ("  id: x\n  variants:\n    - { name: a }\n    - { name: b, notification: { ios: { badge: \"+x\" } } }\n", "experiment.variants[1].notification.ios.badge", "expected an integer", 13),
     ] as [(String, String, String, Int)])
     func eachProblemIsReportedWithItsPathAndLine(experiment: String, path: String, message: String, line: Int) throws {
+        let diagnostics = try Self.refusal(Self.pipeline(experiment))
+        let diagnostic = try #require(diagnostics.first { $0.path == path }, "\(diagnostics)")
+        #expect(diagnostic.message.contains(message), "\(diagnostic.message)")
+        #expect(diagnostic.line == line && diagnostic.column > 0, "\(diagnostic)")
+    }
+
+    /// The diagnostics loading `yaml` gives (none, with an issue recorded, when it is accepted).
+    static func refusal(_ yaml: String) throws -> [ConfigDiagnostic] {
         let scratch = try Scratch()
-        let file = try writePipeline(Self.pipeline(experiment), in: scratch)
+        let file = try writePipeline(yaml, in: scratch)
         do {
             _ = try PipelineLoader.load(path: file, now: 0)
-            Issue.record("accepted: \(experiment)")
+            Issue.record("accepted: \(yaml)")
+            return []
         } catch {
-            let diagnostic = try #require(error.diagnostics.first { $0.path == path }, "\(error.description)")
-            #expect(diagnostic.message.contains(message), "\(diagnostic.message)")
-            #expect(diagnostic.line == line && diagnostic.column > 0, "\(diagnostic)")
+            return error.diagnostics
         }
     }
 
@@ -306,28 +313,16 @@ struct ExperimentValidationTests {
         ("name: exp\nnotification: { alert: x }\nexperiment:\n  id: x\n  variants:\n    - { name: a, notification: [1, 2] }\n    - { name: b, notification: null }\n", "experiment.variants[0].notification"),
     ])
     func malformedShapesAreDiagnostics(yaml: String, path: String) throws {
-        let scratch = try Scratch()
-        let file = try writePipeline(yaml, in: scratch)
-        do {
-            _ = try PipelineLoader.load(path: file, now: 0)
-            Issue.record("accepted")
-        } catch {
-            #expect(error.diagnostics.contains { $0.path == path && $0.severity == .error }, "\(error.description)")
-        }
+        let diagnostics = try Self.refusal(yaml)
+        #expect(diagnostics.contains { $0.path == path && $0.severity == .error }, "\(diagnostics)")
     }
 
     /// 27 variants are refused (2 to 26); every problem of a file is listed at once.
     @Test func tooManyVariantsAndEveryProblemAtOnce() throws {
-        let scratch = try Scratch()
         let many = (0..<27).map { "    - { name: v\($0) }" }.joined(separator: "\n")
-        let file = try writePipeline(Self.pipeline("  id: x\n  control: 200%\n  variants:\n" + many + "\n"), in: scratch)
-        do {
-            _ = try PipelineLoader.load(path: file, now: 0)
-            Issue.record("accepted")
-        } catch {
-            let paths = error.diagnostics.map(\.path)
-            #expect(paths.contains("experiment.variants") && paths.contains("experiment.control"), "\(error.description)")
-            #expect(error.diagnostics.first { $0.path == "experiment.variants" }?.message.contains("at most 26") == true)
-        }
+        let diagnostics = try Self.refusal(Self.pipeline("  id: x\n  control: 200%\n  variants:\n" + many + "\n"))
+        let paths = diagnostics.map(\.path)
+        #expect(paths.contains("experiment.variants") && paths.contains("experiment.control"), "\(diagnostics)")
+        #expect(diagnostics.first { $0.path == "experiment.variants" }?.message.contains("at most 26") == true)
     }
 }
