@@ -108,6 +108,9 @@ public struct RunCounts: Sendable, Equatable, Codable {
     /// the variants), for the devices of the recipients this run addressed (a shard's own: other
     /// shards' recipients are counted by their shard). Nil without an experiment.
     public var byArm: [OutcomeCounts]?
+    /// Experiments: recipients (routed lines) per arm, `byArm`'s indices: what lift is measured
+    /// per. Nil without an experiment.
+    public var recipientsByArm: [Int]?
 
     public init() {}
 
@@ -183,6 +186,13 @@ public struct RunCounts: Sendable, Equatable, Codable {
         }
     }
 
+    /// Counts a recipient (a routed line) of experiment arm `arm`.
+    public mutating func countRecipient(arm: Int) {
+        if recipientsByArm == nil { recipientsByArm = [] }
+        if recipientsByArm!.count <= arm { recipientsByArm! += Array(repeating: 0, count: arm + 1 - recipientsByArm!.count) }
+        recipientsByArm![arm] += 1
+    }
+
     /// Makes `byArm` hold arm `arm`.
     public mutating func ensureArm(_ arm: Int) {
         if byArm == nil { byArm = [] }
@@ -241,6 +251,12 @@ public struct RunCounts: Sendable, Equatable, Codable {
             while mine.count < arms.count { mine.append(OutcomeCounts()) }
             for (i, counts) in arms.enumerated() { mine[i].add(counts) }
             byArm = mine
+        }
+        if let recipients = other.recipientsByArm {
+            var mine = recipientsByArm ?? []
+            while mine.count < recipients.count { mine.append(0) }
+            for (i, n) in recipients.enumerated() { mine[i] += n }
+            recipientsByArm = mine
         }
     }
 }

@@ -122,8 +122,10 @@ public struct CampaignEncoder: Sendable {
         if let experiment = campaign.experiment {
             switch experiment.arm(recipient: record.id) {
             case .control:
+                batch.baseCounts.countRecipient(arm: experiment.variants.count)
                 return holdOut(record, line: line, buffer: buffer, arm: experiment.variants.count, into: &batch)
             case .variant(let index):
+                batch.baseCounts.countRecipient(arm: index)
                 arm = index
                 variant = index
             }

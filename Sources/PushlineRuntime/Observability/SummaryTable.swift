@@ -70,10 +70,11 @@ public enum SummaryTable {
     /// An experiment's arms (the variants, then the control), with the provider table's
     /// outcome columns: they add up to its devices (with a shard's `other_shard` skips).
     static func variantRows(_ arms: [String], counts: RunCounts, kinds: [(title: String, kind: DeliveryOutcome.Kind)]) -> [String] {
-        var table: [[String]] = [["variant", "devices"] + kinds.map(\.title)]
+        var table: [[String]] = [["variant", "recipients", "devices"] + kinds.map(\.title)]
         for (i, name) in arms.enumerated() {
             let c = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
-            table.append([name, group(c.devices)] + kinds.map { group(c[$0.kind]) })
+            let recipients = counts.recipientsByArm.flatMap { i < $0.count ? $0[i] : nil } ?? 0
+            table.append([name, group(recipients), group(c.devices)] + kinds.map { group(c[$0.kind]) })
         }
         return align(table)
     }

@@ -174,13 +174,16 @@ enum RunSummary {
     }
 
     /// `variants`: each variant's row and the `control`'s (every arm, zeros included), adding
-    /// up to the run's devices (with a shard's `other_shard` skips, which no arm holds).
+    /// up to the run's devices (with a shard's `other_shard` skips, which no arm holds), and
+    /// each arm's `recipients`.
     static func variantTable(_ experiment: ExperimentSplit, counts: RunCounts) -> [String: Any] {
         let names = experiment.variants.map(\.name) + [ExperimentSplit.controlName]
         var table: [String: Any] = [:]
         for (i, name) in names.enumerated() {
             let c = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
-            table[name] = row(c)
+            var entry = row(c)
+            entry["recipients"] = counts.recipientsByArm.flatMap { i < $0.count ? $0[i] : nil } ?? 0
+            table[name] = entry
         }
         return table
     }

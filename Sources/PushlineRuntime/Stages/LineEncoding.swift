@@ -40,6 +40,7 @@ enum LineFailure {
         if let routed {
             // Counted in its recipient's arm, so the arms still add up.
             let arm = experiment.map { $0.countIndex(of: $0.arm(recipient: routed.id)) }
+            if let arm { counts.countRecipient(arm: arm) }
             for route in routed.routes {
                 let (index, platform, provider) = route.device
                 counts.countDevice(provider: provider, arm: arm)

@@ -137,6 +137,12 @@ struct ExperimentRunTests {
         #expect(devices == report.counts.devices && written == report.counts.writtenTotal)
         #expect(skipped == report.counts.skippedTotal && rejected == report.counts.rejectedTotal)
         #expect(rows["control"]?["devices"] == report.counts.skipped["holdout"])
+        // Recipients: every routed line in one arm; the control's are holdout.ndjson's lines.
+        #expect(rows.values.reduce(0) { $0 + ($1["recipients"] ?? 0) } == report.counts.lines - report.counts.linesRejected)
+        #expect(rows["control"]?["recipients"] == results.holdoutIDs.count)
+        for name in ["a", "b"] {
+            #expect(rows[name]?["recipients"] ?? 0 >= Set(variants.filter { $0.value == name }.keys).count)
+        }
         #expect(rows["control"]?["skipped"] == rows["control"]?["devices"])
         let experiment = try #require(results.summary["experiment"] as? [String: Any])
         #expect(experiment["id"] as? String == "copy-test-1" && experiment["control_share"] as? Double == 0.1)

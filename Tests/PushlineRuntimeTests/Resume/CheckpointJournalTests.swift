@@ -32,6 +32,7 @@ struct CheckpointJournalTests {
         counts.defaultTimeZoneLines = 24
         counts.linesOtherShard = 25
         counts.byArm = [outcomes, OutcomeCounts()]
+        counts.recipientsByArm = [26, 27]
         return counts
     }
 
@@ -54,6 +55,7 @@ struct CheckpointJournalTests {
             case let d as [Provider: Int]: d.isEmpty
             case let d as [Provider: OutcomeCounts]: d.isEmpty
             case let a as [OutcomeCounts]?: a?.isEmpty ?? true
+            case let a as [Int]?: a?.isEmpty ?? true
             default: true
             }
             #expect(!isDefault, "RunCounts.\(child.label ?? "?") is not set in the sample (or is of a type this test does not know)")
