@@ -63,6 +63,9 @@ public final class RunMetrics: Sendable {
         "pushline_run_exit_code": Family(kind: .gauge, labels: [], help: "The run's exit code, once it has ended."),
     ]
 
+    /// Families only a campaign with an `experiment:` writes.
+    public static let experimentFamilies: Set<String> = ["pushline_variant_devices_total"]
+
     /// The labels every series starts with: `campaign`, and `shard` in a shard.
     public static func runLabels(campaign: String, shard: AudienceShard?) -> [(String, String)] {
         [("campaign", campaign)] + (shard.map { [("shard", $0.description)] } ?? [])

@@ -136,6 +136,17 @@ struct ExperimentMetricsTests {
                 #expect(file.value("pushline_variant_devices_total", ["variant": variant, "outcome": outcome]) == Double(row[key] ?? -1), "\(variant) \(outcome)")
             }
         }
+        // The dashboard's experiment panel queries what this file has.
+        let written = Set(file.samples.map(\.name))
+        let dashboard = try Dashboard(path: MetricsLintAndDashboardTests.dashboardPath)
+        var shown = false
+        for query in dashboard.queries {
+            for name in try PromQLMetricNames.of(query) where RunMetrics.experimentFamilies.contains(name) {
+                #expect(written.contains(name), "\(name) (in \(query)) is not in an experiment's file")
+                shown = true
+            }
+        }
+        #expect(shown, "the dashboard shows the experiment's variants")
         if Promtool.path != nil {
             let lint = try await Promtool.checkMetrics(text)
             #expect(lint.status == 0, "\(lint.stdout)\(lint.stderr)")
