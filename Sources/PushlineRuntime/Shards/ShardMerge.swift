@@ -165,7 +165,7 @@ public enum ShardMerge {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw Refusal(description: "\(path) is not a JSON object")
         }
-        guard ["lines", "devices", "providers", "shard"].allSatisfy({ object[$0].map { countsAreSane($0, depth: 0) } ?? true }) else {
+        guard ["lines", "devices", "providers", "shard", "variants"].allSatisfy({ object[$0].map { countsAreSane($0, depth: 0) } ?? true }) else {
             throw Refusal(description: "\(path) is not a pushline summary (a count that is not a whole number 0…\(maximumCount), or nesting deeper than a summary's)")
         }
         return object
@@ -175,7 +175,7 @@ public enum ShardMerge {
     /// summing 100,000 shards' counts cannot overflow.
     static let maximumCount = 1_000_000_000_000
 
-    /// In the sections merged (`lines`, `devices`, `providers`, `shard`), every number is a whole
+    /// In the sections merged (`lines`, `devices`, `providers`, `shard`, `variants`), every number is a whole
     /// count in range and objects nest no deeper than a summary's: what `sum` and the checks rely on.
     private static func countsAreSane(_ value: Any, depth: Int) -> Bool {
         switch value {

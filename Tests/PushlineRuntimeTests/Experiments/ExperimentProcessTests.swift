@@ -28,13 +28,7 @@ struct ExperimentProcessTests {
         let whole = scratch.file("whole")
         let wholeRun = try await PushlineBinary.run(common + ["--output", whole])
         #expect([PushlineExit.ok.code, PushlineExit.completedWithRejects.code].contains(wholeRun.status), "\(wholeRun.stderr)")
-        var folders: [String] = []
-        for index in 0..<3 {
-            let folder = scratch.file("shard-\(index)")
-            let run = try await PushlineBinary.run(common + ["--output", folder, "--shard", "\(index)/3"])
-            #expect([PushlineExit.ok.code, PushlineExit.completedWithRejects.code].contains(run.status), "\(run.stderr)")
-            folders.append(folder)
-        }
+        let folders = try await ShardRunTests.runShards(common, count: 3, in: scratch)
         for file in ["requests-apns.ndjson", "requests-fcm.ndjson", "rejects.ndjson", "holdout.ndjson"] {
             let union = try folders.flatMap { try Self.lines($0 + "/" + file) }
             let expected = try Self.lines(whole + "/" + file)
@@ -68,6 +62,25 @@ struct ExperimentProcessTests {
         let refused = try await PushlineBinary.run(["merge-results", folders[0], folders[1], otherShard])
         #expect(refused.status == PushlineExit.shardsDoNotMatch.code, "\(refused.stderr)")
         #expect(refused.stderr.contains("experiment"), "\(refused.stderr)")
+
+        // A doctored shard's variants (a count a sum would overflow, a negative one, nesting past
+        // a summary's): refused with 12 in one line, never a crash.
+        let original = try Data(contentsOf: URL(fileURLWithPath: folders[2] + "/summary.json"))
+        var deep: Any = 1
+        for _ in 0..<40 { deep = ["a": deep] }
+        for value in [Int64.max as Any, -5 as Any, deep] {
+            var summary = try readSummary(folders[2])
+            var rows = try #require(summary["variants"] as? [String: Any])
+            var row = try #require(rows["a"] as? [String: Any])
+            row["devices"] = value
+            rows["a"] = row
+            summary["variants"] = rows
+            try JSONSerialization.data(withJSONObject: summary).write(to: URL(fileURLWithPath: folders[2] + "/summary.json"))
+            let doctored = try await PushlineBinary.run(["merge-results"] + folders)
+            #expect(doctored.status == PushlineExit.shardsDoNotMatch.code, "\(value): \(doctored.stderr)")
+            #expect(doctored.stderrLines.count == 1 && doctored.stdout.isEmpty, "\(doctored.stderr)")
+        }
+        try original.write(to: URL(fileURLWithPath: folders[2] + "/summary.json"))
     }
 
     /// Killed with SIGKILL once past a checkpoint and resumed: the files (holdout included) and

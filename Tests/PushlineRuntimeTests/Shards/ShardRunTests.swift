@@ -23,6 +23,18 @@ struct ShardRunTests {
         return Int(hash % count)
     }
 
+    /// `command` once per shard of `count` (`--shard I/N`), each into `shard-I`: their folders.
+    static func runShards(_ command: [String], count: Int, in scratch: Scratch, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+        var folders: [String] = []
+        for index in 0..<count {
+            let folder = scratch.file("shard-\(index)")
+            let run = try await PushlineBinary.run(command + ["--output", folder, "--shard", "\(index)/\(count)"])
+            #expect([PushlineExit.ok.code, PushlineExit.completedWithRejects.code].contains(run.status), "\(run.stderr)", sourceLocation: sourceLocation)
+            folders.append(folder)
+        }
+        return folders
+    }
+
     @Test func threeShardsPartitionTheCampaignAndMergeToItsSummary() async throws {
         let scratch = try Scratch()
         let plain = scratch.file("audience.ndjson")
@@ -45,13 +57,7 @@ struct ShardRunTests {
         let whole = scratch.file("whole")
         let wholeRun = try await PushlineBinary.run(common + ["--output", whole])
         #expect(wholeRun.status == PushlineExit.completedWithRejects.code, "\(wholeRun.stderr)")
-        var shardFolders: [String] = []
-        for index in 0..<3 {
-            let folder = scratch.file("shard-\(index)")
-            let run = try await PushlineBinary.run(common + ["--output", folder, "--shard", "\(index)/3"])
-            #expect([PushlineExit.ok.code, PushlineExit.completedWithRejects.code].contains(run.status), "\(run.stderr)")
-            shardFolders.append(folder)
-        }
+        let shardFolders = try await Self.runShards(common, count: 3, in: scratch)
 
         for file in ["requests-apns.ndjson", "requests-fcm.ndjson", "rejects.ndjson"] {
             var union: [String] = []
