@@ -102,7 +102,7 @@ public struct ConfigPath: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One problem (or warning) found in a pipeline file.
-public struct ConfigDiagnostic: Sendable, CustomStringConvertible, Equatable {
+public struct ConfigDiagnostic: Sendable, CustomStringConvertible, Hashable {
     public enum Severity: String, Sendable { case error, warning }
 
     public var severity: Severity

@@ -12,7 +12,7 @@
 /// counts). Each worker gets an instance of its own (`CampaignEncoder.forAnotherWorker`).
 public final class ExperimentSplit: Sendable, Equatable {
     /// Where a recipient lands.
-    public enum Arm: Sendable, Equatable, Hashable {
+    public enum Arm: Sendable, Hashable {
         /// The holdout: none of the recipient's devices is addressed.
         case control
         /// Variant `index` of `variants`.
@@ -85,8 +85,7 @@ public final class ExperimentSplit: Sendable, Equatable {
     /// The arm of the recipient whose `id` is this value of its audience line (a string by its
     /// unescaped bytes, a number as written: the bytes the shards hash).
     public func arm(recipient id: JSONValue) -> Arm {
-        if id.kind == .string, let arm = id.withUnescapedString({ arm(recipientID: $0) }) { return arm }
-        return id.withRawBytes { arm(recipientID: $0) }
+        id.withRecipientIDBytes { arm(recipientID: $0) }
     }
 
     /// The arm's index in `RunCounts.byArm`: the variant's, the control after the variants.
@@ -111,6 +110,12 @@ public final class ExperimentSplit: Sendable, Equatable {
     }
 
     public static let controlName = "control"
+
+    /// Every arm's name in `RunCounts.byArm`'s order: the variants', then `control`.
+    public var armNames: [String] { variants.map(\.name) + [Self.controlName] }
+
+    /// Whether some recipients are held out (and `holdout.ndjson` is written).
+    public var holdsOut: Bool { control > 0 }
 
     /// Each arm's expected share of recipients: control first, then the variants in order.
     public var expectedShares: [Double] {

@@ -114,11 +114,6 @@ public struct RunCounts: Sendable, Equatable, Codable {
 
     public init() {}
 
-    /// Counts per arm for an experiment of `arms` arms (variants and the control).
-    public init(arms: Int?) {
-        if let arms { byArm = Array(repeating: OutcomeCounts(), count: arms) }
-    }
-
     public var writtenTotal: Int { written.values.reduce(0, +) }
     public var sentTotal: Int { sent.values.reduce(0, +) }
     public var invalidTokenTotal: Int { invalidTokens.values.reduce(0, +) }
@@ -188,15 +183,30 @@ public struct RunCounts: Sendable, Equatable, Codable {
 
     /// Counts a recipient (a routed line) of experiment arm `arm`.
     public mutating func countRecipient(arm: Int) {
-        if recipientsByArm == nil { recipientsByArm = [] }
-        if recipientsByArm!.count <= arm { recipientsByArm! += Array(repeating: 0, count: arm + 1 - recipientsByArm!.count) }
+        Self.grow(&recipientsByArm, toHold: arm, with: 0)
         recipientsByArm![arm] += 1
     }
 
     /// Makes `byArm` hold arm `arm`.
     public mutating func ensureArm(_ arm: Int) {
-        if byArm == nil { byArm = [] }
-        if byArm!.count <= arm { byArm! += Array(repeating: OutcomeCounts(), count: arm + 1 - byArm!.count) }
+        Self.grow(&byArm, toHold: arm, with: OutcomeCounts())
+    }
+
+    /// Arm `arm`'s row (zeros when nothing was counted in it).
+    public func arm(_ arm: Int) -> OutcomeCounts {
+        byArm.flatMap { arm < $0.count ? $0[arm] : nil } ?? OutcomeCounts()
+    }
+
+    /// Arm `arm`'s recipients.
+    public func recipients(arm: Int) -> Int {
+        recipientsByArm.flatMap { arm < $0.count ? $0[arm] : nil } ?? 0
+    }
+
+    /// Creates `array` if needed and extends it with `filler` so that index `index` exists.
+    private static func grow<Element>(_ array: inout [Element]?, toHold index: Int, with filler: Element) {
+        let count = array?.count ?? 0
+        if count > index { return }
+        array = (array ?? []) + repeatElement(filler, count: index + 1 - count)
     }
 
     /// Records the outcome of a device already counted by `countDevice` (same provider and arm).
@@ -246,17 +256,13 @@ public struct RunCounts: Sendable, Equatable, Codable {
         ReasonTally.merge(other.unsent, into: &unsent)
         for (k, v) in other.byProvider { byProvider[k, default: OutcomeCounts()].add(v) }
         unrouted.add(other.unrouted)
-        if let arms = other.byArm {
-            var mine = byArm ?? []
-            while mine.count < arms.count { mine.append(OutcomeCounts()) }
-            for (i, counts) in arms.enumerated() { mine[i].add(counts) }
-            byArm = mine
+        for (i, counts) in (other.byArm ?? []).enumerated() {
+            ensureArm(i)
+            byArm![i].add(counts)
         }
-        if let recipients = other.recipientsByArm {
-            var mine = recipientsByArm ?? []
-            while mine.count < recipients.count { mine.append(0) }
-            for (i, n) in recipients.enumerated() { mine[i] += n }
-            recipientsByArm = mine
+        for (i, n) in (other.recipientsByArm ?? []).enumerated() {
+            Self.grow(&recipientsByArm, toHold: i, with: 0)
+            recipientsByArm![i] += n
         }
     }
 }

@@ -60,6 +60,11 @@ public struct AudienceShard: Sendable, Equatable, CustomStringConvertible {
         Int(Self.fnv1a64(bytes) % UInt64(count)) == index
     }
 
+    /// Whether this shard takes the recipient whose `id` is this value of its audience line.
+    public func owns(recipient id: JSONValue) -> Bool {
+        id.withRecipientIDBytes { owns(recipientID: $0) }
+    }
+
     /// Whether this shard reports line `number`, which has no usable recipient id.
     public func owns(lineWithoutID number: Int) -> Bool {
         number % count == index
@@ -84,6 +89,15 @@ public struct AudienceShard: Sendable, Equatable, CustomStringConvertible {
     private static func number(_ text: Substring) -> Int? {
         guard (1...6).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         return Int(text)
+    }
+}
+
+extension JSONValue {
+    /// The bytes a recipient's `id` is hashed by, by the shards and by an experiment's split: a
+    /// string's unescaped bytes, a number's as written.
+    public func withRecipientIDBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let result = withUnescapedString(body) { return result }
+        return withRawBytes(body)
     }
 }
 

@@ -52,7 +52,7 @@ public struct CampaignEncoder: Sendable {
     }
 
     /// An encoder for another worker: the same campaign with routes compiled again, so workers
-    /// share no reference-counted object on the hot path (`Campaign.recompiledRoutes`); this
+    /// share no reference-counted object on the hot path (`Campaign.recompiled`); this
     /// encoder itself when that is not possible.
     public func forAnotherWorker() -> CampaignEncoder {
         guard let fresh = campaign.recompiled() else { return self }
@@ -111,14 +111,13 @@ public struct CampaignEncoder: Sendable {
             // Shares the context's array (no copy): the next line's `endLine` finds it unshared.
             record = AudienceRecord(root: document.root, id: id, routes: context.routeStorage)
         }
-        if let shard = campaign.shard, !Self.owns(shard, record.id) {
+        if let shard = campaign.shard, !shard.owns(recipient: record.id) {
             skipDevices(of: record, .otherShard(shard), into: &batch)
             return batch.baseCounts.linesOtherShard += 1
         }
         // The experiment's arm, before anything else is decided about the recipient's devices:
         // a control recipient appears in no other result file.
         var arm: Int?
-        var variant = 0
         if let experiment = campaign.experiment {
             switch experiment.arm(recipient: record.id) {
             case .control:
@@ -127,7 +126,6 @@ public struct CampaignEncoder: Sendable {
             case .variant(let index):
                 batch.baseCounts.countRecipient(arm: index)
                 arm = index
-                variant = index
             }
         }
         if let quietHours = campaign.quietHours {
@@ -147,7 +145,7 @@ public struct CampaignEncoder: Sendable {
                 batch.notTargetedTally[provider.ordinal] += 1
                 if let arm { batch.countNotTargeted(arm: arm) }
             case .routed(let device):
-                let routeID = campaign.routes.route(for: device, variant: variant)
+                let routeID = campaign.routes.route(for: device, variant: arm ?? 0)
                 // An open channel is targeted by name: `open` in the set is any of them.
                 guard device.platform != .open || routeID != nil else {
                     batch.notTargetedTally[device.provider.ordinal] += 1
@@ -218,12 +216,6 @@ public struct CampaignEncoder: Sendable {
         }
     }
 
-    /// Whether `shard` takes the recipient `id` (a string by its unescaped bytes, a number as written).
-    static func owns(_ shard: AudienceShard, _ id: JSONValue) -> Bool {
-        if id.kind == .string, let owned = id.withUnescapedString({ shard.owns(recipientID: $0) }) { return owned }
-        return id.withRawBytes { shard.owns(recipientID: $0) }
-    }
-
     /// Every device of the line skipped for `reason` (another shard's recipient, quiet hours,
     /// the holdout), counted in experiment arm `arm` when there is one.
     func skipDevices(of record: AudienceRecord, _ reason: SkipReason, arm: Int? = nil, into batch: inout EncodedBatch) {
@@ -267,7 +259,7 @@ public struct CampaignEncoder: Sendable {
         _ reason: RejectReason, arm: Int?, into batch: inout EncodedBatch
     ) {
         batch.baseCounts.record(.rejected(reason), provider: provider, arm: arm)
-        let variant = arm.map { campaign.experiment!.variants[$0].name }
+        let variant = arm.flatMap { campaign.experiment?.name(of: .variant($0)) }
         RequestLine.writeReject(line: number, id: record.id, variant: variant, device: index, platform: platform, provider: provider, reason, into: &batch.rejects)
     }
 }

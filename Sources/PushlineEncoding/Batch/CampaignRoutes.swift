@@ -21,8 +21,6 @@ public struct CampaignRoutes: Sendable {
     private var byPair: [RouteID?] = Array(repeating: nil, count: pairCount)
     /// Open channels' routes, by variant and channel name.
     private var openChannels: [(variant: Int, name: [UInt8], route: RouteID)] = []
-    /// Variants whose routes were appended (`appendVariant`); 0 without an experiment.
-    public private(set) var variantCount = 0
 
     private static let pairCount = Platform.allCases.count * Provider.allCases.count
 
@@ -89,7 +87,6 @@ public struct CampaignRoutes: Sendable {
             let open = variant.openChannels.first { $0.route == route.id }.map { String(decoding: $0.name, as: UTF8.self) }
             add(tagged, plan: variant.plans[route.id.index], openChannel: open, variant: index)
         }
-        variantCount = max(variantCount, index + 1)
     }
 
     mutating func addAPNs(_ plan: APNsPlan) {

@@ -31,10 +31,10 @@ public struct EncodedBatch: Sendable {
     /// and two dictionary updates (one keyed by a string) for each were a percent of the demo's
     /// CPU. Folded into the counts when they are read.
     var notTargetedTally = [Int](repeating: 0, count: Provider.allCases.count)
-    /// Experiments: requests encoded and devices not targeted per arm (`RunCounts.byArm`'s
-    /// index), beside the per-provider tallies; empty without an experiment.
+    /// Experiments: requests encoded per arm (`RunCounts.byArm`'s index), beside the
+    /// per-provider tallies (a request may still be skipped, and is written only at the end);
+    /// empty without an experiment.
     var armRequestTally: [Int] = []
-    var armNotTargetedTally: [Int] = []
     /// Position of the batch in the input, for ordered sinks and progress.
     public var sequence: Int
     public var firstLine = 0
@@ -64,10 +64,9 @@ public struct EncodedBatch: Sendable {
                 counts.record(.skipped, reason: SkipReason.notTargetedCode, provider: provider, count: n)
             }
             // The totals above count these already: only the arms' rows take them.
-            for arm in armRequestTally.indices where armRequestTally[arm] != 0 || armNotTargetedTally[arm] != 0 {
+            for arm in armRequestTally.indices where armRequestTally[arm] != 0 {
                 counts.ensureArm(arm)
-                counts.byArm![arm].devices += armRequestTally[arm] + armNotTargetedTally[arm]
-                counts.byArm![arm].skipped += armNotTargetedTally[arm]
+                counts.byArm![arm].devices += armRequestTally[arm]
             }
             return counts
         }
@@ -84,7 +83,6 @@ public struct EncodedBatch: Sendable {
             }
             baseCounts = base
             for i in notTargetedTally.indices { notTargetedTally[i] = 0 }
-            for i in armNotTargetedTally.indices { armNotTargetedTally[i] = 0 }
         }
     }
 
@@ -119,19 +117,16 @@ public struct EncodedBatch: Sendable {
 
     /// Counts a request encoded for a recipient of experiment arm `arm`.
     mutating func countRequest(arm: Int) {
-        if arm >= armRequestTally.count { growArms(to: arm + 1) }
+        if arm >= armRequestTally.count { armRequestTally += repeatElement(0, count: arm + 1 - armRequestTally.count) }
         armRequestTally[arm] += 1
     }
 
-    /// Counts a device of a recipient of arm `arm` the campaign does not target.
+    /// Counts a device of a recipient of arm `arm` the campaign does not target, in the arm's
+    /// row only: the run's totals take it from `notTargetedTally`, counted beside this.
     mutating func countNotTargeted(arm: Int) {
-        if arm >= armNotTargetedTally.count { growArms(to: arm + 1) }
-        armNotTargetedTally[arm] += 1
-    }
-
-    private mutating func growArms(to count: Int) {
-        if armRequestTally.count < count { armRequestTally += Array(repeating: 0, count: count - armRequestTally.count) }
-        if armNotTargetedTally.count < count { armNotTargetedTally += Array(repeating: 0, count: count - armNotTargetedTally.count) }
+        baseCounts.ensureArm(arm)
+        baseCounts.byArm![arm].devices += 1
+        baseCounts.byArm![arm].skipped += 1
     }
 
     /// Requests in the batch per provider.
@@ -153,7 +148,6 @@ public struct EncodedBatch: Sendable {
         for i in requestTally.indices { requestTally[i] = 0 }
         for i in notTargetedTally.indices { notTargetedTally[i] = 0 }
         for i in armRequestTally.indices { armRequestTally[i] = 0 }
-        for i in armNotTargetedTally.indices { armNotTargetedTally[i] = 0 }
         firstLine = 0
         lastLine = 0
     }
@@ -169,14 +163,13 @@ public struct EncodedBatch: Sendable {
         var requestTally: [Int]
         var notTargetedTally: [Int]
         var armRequestTally: [Int]
-        var armNotTargetedTally: [Int]
     }
 
     public var mark: Mark {
         Mark(
             entries: index.count, arena: index.arena.count, rejects: rejects.count, deferred: deferred.count,
             holdout: holdout.count, baseCounts: baseCounts, requestTally: requestTally, notTargetedTally: notTargetedTally,
-            armRequestTally: armRequestTally, armNotTargetedTally: armNotTargetedTally
+            armRequestTally: armRequestTally
         )
     }
 
@@ -192,6 +185,5 @@ public struct EncodedBatch: Sendable {
         requestTally = mark.requestTally
         notTargetedTally = mark.notTargetedTally
         armRequestTally = mark.armRequestTally
-        armNotTargetedTally = mark.armNotTargetedTally
     }
 }

@@ -50,12 +50,8 @@ public struct Campaign: Sendable {
     /// `experiment:`: each recipient's arm; the routes are every variant's, tagged with it.
     public var experiment: ExperimentSplit?
 
-    /// The experiment's arms in `RunCounts.byArm`'s order: the variants' names, then `control`.
-    public var experimentArms: [String]? {
-        experiment.map { $0.variants.map(\.name) + [ExperimentSplit.controlName] }
-    }
     /// What the campaign was compiled from, so an encode worker can compile its own copy of the
-    /// routes (`recompiledRoutes()`); nil for a campaign built some other way.
+    /// routes (`recompiled()`); nil for a campaign built some other way.
     var source: CompileSource?
 
     struct CompileSource: Sendable {
@@ -220,17 +216,12 @@ extension Campaign {
         return campaign
     }
 
-    /// The routes compiled again from the same source: the same route table, with templates and
-    /// plans that share no storage with these. Two encode workers reading one campaign's compiled
-    /// objects each count references on the same cache lines (retain and release were a fifth of
-    /// a two-worker dry run's CPU, a twelfth with one worker). Nil when there is no source or the
-    /// table came out different (it never should: routes are added in a fixed order).
-    public func recompiledRoutes() -> CampaignRoutes? {
-        recompiled()?.routes
-    }
-
-    /// The campaign compiled again from the same source (routes and experiment sharing no
-    /// storage with these), or nil as for `recompiledRoutes`.
+    /// The campaign compiled again from the same source: the same route table and split, with
+    /// templates, plans and the split's tables sharing no storage with these. Two encode workers
+    /// reading one campaign's compiled objects each count references on the same cache lines
+    /// (retain and release were a fifth of a two-worker dry run's CPU, a twelfth with one worker).
+    /// Nil when there is no source or the table came out different (it never should: routes are
+    /// added in a fixed order).
     func recompiled() -> Campaign? {
         guard let source, let fresh = try? Campaign.compile(source.root, now: source.now, serviceAccountProject: source.serviceAccountProject),
               fresh.routes.table.hasSameRoutes(as: routes.table), fresh.templateSlots == templateSlots,

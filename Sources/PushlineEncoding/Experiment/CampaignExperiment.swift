@@ -21,11 +21,11 @@ enum CampaignExperiment {
         // there is not compiled (the others are, so one `validate` lists every problem).
         let shapeErrors = diagnostics.filter { $0.severity == .error }.map(\.path)
         let baseWarnings = base?.warnings ?? []
-        let known = Set((diagnostics + baseWarnings).map(Key.init))
+        let known = Set(diagnostics + baseWarnings)
         // Without a notification (the schema said so) there is nothing to merge variants over.
         guard let notification = root["notification"] else { throw CampaignCompileError(diagnostics: diagnostics) }
         let variantNodes = experiment["variants"]?.sequenceElements ?? []
-        var variants: [(ExperimentSplit.Variant, CampaignRoutes, templateSlots: Int)] = []
+        var variants: [(split: ExperimentSplit.Variant, routes: CampaignRoutes, templateSlots: Int)] = []
         for (index, node) in variantNodes.enumerated() {
             let name = node["name"]?.stringValue ?? ""
             let weight = node["weight"]?.numberValue ?? 1
@@ -55,12 +55,12 @@ enum CampaignExperiment {
         }
         var routes = CampaignRoutes()
         for (index, variant) in variants.enumerated() {
-            routes.appendVariant(variant.1, index: index, name: variant.0.name)
+            routes.appendVariant(variant.routes, index: index, name: variant.split.name)
         }
         campaign.routes = routes
         campaign.templateSlots = variants.map(\.templateSlots).max() ?? campaign.templateSlots
         campaign.warnings = baseWarnings + diagnostics.filter { $0.severity == .warning }
-        campaign.experiment = ExperimentSplit(id: experiment["id"]?.stringValue ?? "", control: control, variants: variants.map(\.0))
+        campaign.experiment = ExperimentSplit(id: experiment["id"]?.stringValue ?? "", control: control, variants: variants.map(\.split))
         return campaign
     }
 
@@ -71,7 +71,8 @@ enum CampaignExperiment {
     static func merged(_ override: ConfigNode?, over base: ConfigNode) -> ConfigNode {
         guard let override else { return base }
         guard let overrides = override.mappingEntries, let entries = base.mappingEntries else { return override }
-        var result = entries.filter { entry in !overrides.contains { $0.key == entry.key } || !(overrides.last { $0.key == entry.key }!.node.isNull) }
+        let removed = Set(overrides.filter { $0.node.isNull }.map(\.key))
+        var result = entries.filter { !removed.contains($0.key) }
         for (key, node) in overrides where !node.isNull {
             if let i = result.firstIndex(where: { $0.key == key }) {
                 result[i].node = merged(node, over: result[i].node)
@@ -105,30 +106,16 @@ enum CampaignExperiment {
         var column: Int
     }
 
-    /// Identity of a diagnostic, to leave out what the campaign's own compilation already said.
-    struct Key: Hashable {
-        var path: String
-        var message: String
-        var line: Int
-        var column: Int
-        init(_ d: ConfigDiagnostic) {
-            path = d.path
-            message = d.message
-            line = d.line
-            column = d.column
-        }
-    }
-
     /// A variant's diagnostic as the user should read it: about the variant's own text, under
     /// `experiment.variants[i].notification…`; about the campaign's text only in this variant's
     /// merge, with the variant named; nil when the campaign's compilation said it already.
-    static func attribute(_ diagnostic: ConfigDiagnostic, positions: Set<Position>, place: ConfigPath, known: Set<Key>) -> ConfigDiagnostic? {
+    static func attribute(_ diagnostic: ConfigDiagnostic, positions: Set<Position>, place: ConfigPath, known: Set<ConfigDiagnostic>) -> ConfigDiagnostic? {
         var d = diagnostic
         if positions.contains(Position(line: d.line, column: d.column)), d.path.hasPrefix("notification") {
             d.path = place.description + "." + d.path
             return d
         }
-        guard !known.contains(Key(d)) else { return nil }
+        guard !known.contains(d) else { return nil }
         d.message += " (with the notification of \(place.description))"
         return d
     }

@@ -181,7 +181,7 @@ public final class RunMetrics: Sendable {
             // the pipeline's schema: at most 27, letters, digits, `_` and `-`).
             if let arms = state.arms {
                 for (i, name) in arms.enumerated() {
-                    let row = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
+                    let row = counts.arm(i)
                     for kind in DeliveryOutcome.Kind.allCases where row.devices > 0 || row[kind] > 0 {
                         raise(&state, "pushline_variant_devices_total", [("variant", name), ("outcome", kind.rawValue)], to: row[kind])
                     }

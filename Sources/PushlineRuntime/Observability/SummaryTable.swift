@@ -72,9 +72,8 @@ public enum SummaryTable {
     static func variantRows(_ arms: [String], counts: RunCounts, kinds: [(title: String, kind: DeliveryOutcome.Kind)]) -> [String] {
         var table: [[String]] = [["variant", "recipients", "devices"] + kinds.map(\.title)]
         for (i, name) in arms.enumerated() {
-            let c = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
-            let recipients = counts.recipientsByArm.flatMap { i < $0.count ? $0[i] : nil } ?? 0
-            table.append([name, group(recipients), group(c.devices)] + kinds.map { group(c[$0.kind]) })
+            let c = counts.arm(i)
+            table.append([name, group(counts.recipients(arm: i)), group(c.devices)] + kinds.map { group(c[$0.kind]) })
         }
         return align(table)
     }

@@ -190,7 +190,7 @@ public struct CampaignRun: Sendable {
     /// Runs with `encoder` in place of the campaign's own (the seam tests use to inject failures).
     public func run<Encoder: LineEncoding>(encoder: Encoder, stop: RunStop? = nil) async -> RunReport {
         let campaign = pipeline.campaign
-        observer?.identify(campaign: campaign.name, shard: campaign.shard, arms: campaign.experimentArms)
+        observer?.identify(campaign: campaign.name, shard: campaign.shard, arms: campaign.experiment?.armNames)
         let started = ContinuousClock.now
         let startedAt = Date()
         let sending: (configurations: [ProviderSendConfiguration], validateOnly: Bool)?
@@ -296,7 +296,7 @@ public struct CampaignRun: Sendable {
             let sink = DeliverySink(
                 executor: writeThread, routes: campaign.routeTable, lanes: lanes,
                 skip: Self.skipReasons(validateOnly: sending.validateOnly), folder: outputFolder, stop: stop,
-                writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment.map { $0.control > 0 } ?? false,
+                writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment?.holdsOut ?? false,
                 checkpoint: checkpoint, logger: logger, observer: observer
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
@@ -310,7 +310,7 @@ public struct CampaignRun: Sendable {
             }
             let sink = DryRunSink(
                 executor: writeThread, routes: campaign.routeTable, folder: outputFolder, gzip: campaign.gzipOutput,
-                writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment.map { $0.control > 0 } ?? false,
+                writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment?.holdsOut ?? false,
                 checkpoint: checkpoint, sealing: dryRunSealing(), logger: logger, observer: observer
             )
             stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
@@ -338,7 +338,7 @@ public struct CampaignRun: Sendable {
             ),
             outputFolder: outputFolder, seconds: seconds
         )
-        report.experimentArms = campaign.experimentArms
+        report.experimentArms = campaign.experiment?.armNames
 
         writeSummary(&report, campaign: campaign, startedAt: startedAt)
         if checkpoint != nil { finishCheckpoint(report) }

@@ -51,7 +51,7 @@ extension CampaignRun {
     /// and the status is `stopped` (exit code 6).
     public func runStoppable(stop: RunStop = RunStop()) async -> RunReport {
         // Named here too, so a run whose service group ends before it starts still gets its final metrics.
-        observer?.identify(campaign: pipeline.campaign.name, shard: pipeline.campaign.shard, arms: pipeline.campaign.experimentArms)
+        observer?.identify(campaign: pipeline.campaign.name, shard: pipeline.campaign.shard, arms: pipeline.campaign.experiment?.armNames)
         // Trapped before anything runs: a signal from now on is the watcher's, never a kill.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let service = CampaignRunService(self, stop: stop)

@@ -177,12 +177,10 @@ enum RunSummary {
     /// up to the run's devices (with a shard's `other_shard` skips, which no arm holds), and
     /// each arm's `recipients`.
     static func variantTable(_ experiment: ExperimentSplit, counts: RunCounts) -> [String: Any] {
-        let names = experiment.variants.map(\.name) + [ExperimentSplit.controlName]
         var table: [String: Any] = [:]
-        for (i, name) in names.enumerated() {
-            let c = counts.byArm.flatMap { i < $0.count ? $0[i] : nil } ?? OutcomeCounts()
-            var entry = row(c)
-            entry["recipients"] = counts.recipientsByArm.flatMap { i < $0.count ? $0[i] : nil } ?? 0
+        for (i, name) in experiment.armNames.enumerated() {
+            var entry = row(counts.arm(i))
+            entry["recipients"] = counts.recipients(arm: i)
             table[name] = entry
         }
         return table
