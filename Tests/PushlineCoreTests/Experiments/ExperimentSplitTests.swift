@@ -92,4 +92,24 @@ struct ExperimentSplitTests {
         let noControl = ExperimentSplit(id: "x", control: 0, variants: [.init(name: "a", weight: 1), .init(name: "b", weight: 3)])
         #expect(!Self.ids(20_000).contains { noControl.arm(recipientID: $0) == .control })
     }
+
+    /// The id in an audience line: a string by its unescaped bytes (`"c\u002d7"` is `c-7`), a
+    /// number as written (`42` hashes as `"42"`, `42.0` as `"42.0"`), as the shards take them.
+    @Test func audienceIDsHashAsTheShardsRead() throws {
+        let split = ExperimentSplit(id: "ids", control: 0.3, variants: [.init(name: "a", weight: 1), .init(name: "b", weight: 1)])
+        func arm(_ line: String) throws -> ExperimentSplit.Arm {
+            let document = try JSONDocument(bytes: Array(line.utf8))
+            return split.arm(recipient: try #require(document.root.member("id")))
+        }
+        for text in ["c-7", "42", "42.0", "Zoë", ""] {
+            #expect(try arm(#"{"id":"\#(text)"}"#) == split.arm(recipientID: text), "\(text)")
+        }
+        #expect(try arm(#"{"id":"c\u002d7"}"#) == split.arm(recipientID: "c-7"))
+        #expect(try arm(#"{"id":42}"#) == split.arm(recipientID: "42"))
+        #expect(try arm(#"{"id":42.0}"#) == split.arm(recipientID: "42.0"))
+        // Across many ids, the string and the number spellings agree every time.
+        for n in 0..<2_000 {
+            #expect(try arm(#"{"id":\#(n)}"#) == arm(#"{"id":"\#(n)"}"#))
+        }
+    }
 }
