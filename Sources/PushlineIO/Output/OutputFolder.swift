@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Exclusive ownership of a run's output folder, held from before the first file is created until
 /// after the summary is written.
 ///
@@ -16,14 +18,31 @@ public final class OutputFolderLock: Sendable {
     public static let fileName = ".pushline.lock"
 
     public let folder: String
-    private let fd: Int32
+    /// The lock file's descriptor (internal for tests).
+    let fd: Int32
+    /// Whether `release()` ran (the descriptor is closed then).
+    private let released = Mutex(false)
 
     private init(folder: String, fd: Int32) {
         self.folder = folder
         self.fd = fd
     }
 
-    deinit { _ = POSIX.closeDescriptor(fd) }
+    deinit { release() }
+
+    /// Unlocks and closes the lock file; later calls do nothing. The unlock comes first and is
+    /// explicit: the lock belongs to the open file, so a copy of the descriptor (a child process
+    /// between its fork and its exec) or a reference still held elsewhere would otherwise keep
+    /// the folder locked after the run has ended.
+    public func release() {
+        let first = released.withLock { released -> Bool in
+            defer { released = true }
+            return !released
+        }
+        guard first else { return }
+        POSIX.unlock(fd)
+        _ = POSIX.closeDescriptor(fd)
+    }
 
     /// Creates `folder` if needed and locks it, or fails at once when another run holds it.
     public static func acquire(_ folder: String, startedAt: String) throws(OutputFolderError) -> OutputFolderLock {

@@ -103,6 +103,11 @@ enum POSIX {
         }
     }
 
+    /// Drops a `flock` held through `fd` (every descriptor of that open file loses it).
+    static func unlock(_ fd: Int32) {
+        while flock(fd, LOCK_UN) != 0, errno == EINTR {}
+    }
+
     /// Replaces the whole content of `fd` with `bytes`.
     static func replaceContents(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
         if ftruncate(fd, 0) != 0 { return .failure(Errno(code: errno)) }

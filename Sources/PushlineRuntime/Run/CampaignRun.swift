@@ -238,9 +238,9 @@ public struct CampaignRun: Sendable {
             ])
             return report
         }
-        // The flock lives as long as `lock`: this use at the very end keeps it until the summary
-        // is written.
-        defer { _ = lock.folder }
+        // Held until the summary is written, then released here, not whenever the last
+        // reference to `lock` happens to go.
+        defer { lock.release() }
 
         let checkpoint: CheckpointPlan?
         switch checkpointPlan(sending: sending?.configurations, startedAt: startedAt) {

@@ -142,6 +142,24 @@ struct OutputFolderLockTests {
         _ = again.folder
     }
 
+    /// A run releases the folder when it ends, even while something still holds the lock: a
+    /// reference kept elsewhere, or a copy of its descriptor (as a child process has between its
+    /// fork and its exec). A close alone would leave the lock with the copy.
+    @Test func releaseFreesTheFolderWhileACopyOfTheDescriptorIsOpen() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let first = try OutputFolderLock.acquire(directory.path, startedAt: "t1")
+        let copy = dup(first.fd)
+        try #require(copy >= 0)
+        defer { close(copy) }
+        #expect(throws: OutputFolderError.self) { _ = try OutputFolderLock.acquire(directory.path, startedAt: "t2") }
+        first.release()
+        first.release()
+        let second = try OutputFolderLock.acquire(directory.path, startedAt: "t3")
+        #expect(second.folder == directory.path)
+        withExtendedLifetime(first) {}
+    }
+
     @Test(arguments: ["symlink", "fifo", "hard link"])
     func aPlantedLockFileIsRefused(kind: String) throws {
         let directory = try TemporaryDirectory()
