@@ -41,6 +41,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     // Confined to the transfer thread.
     private var machine: LaneStateMachine
     private var events: [SendEvent] = []
+    /// When the oldest event in `events` was held back (monotonic nanoseconds; nil: none held).
+    private var eventsHeldSince: UInt64?
     private var turnResult = TransferLoopTurn()
     private var wakeAt: DeliveryInstant?
     private var machineEnded = false
@@ -55,6 +57,10 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private let provider: Provider
     /// Requests the inbox holds at most before `offer` waits (the machine holds its own cap).
     private let inboxCapacity: Int
+    /// A producer waiting for room resumes once the inbox is down to this (half the capacity):
+    /// one wake-up per half an inbox, not one per turn (each is a futex and a thread switch
+    /// on the transfer thread's critical path).
+    private let inboxLowWater: Int
     private let authenticator: LaneAuthenticator
     private let clock: any DeliveryClock
     private let output: LaneEvents
@@ -86,6 +92,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         self.machine = machine
         provider = machine.provider
         inboxCapacity = machine.capacity
+        inboxLowWater = machine.capacity / 2
         inbox = Mutex(Inbox(report: LaneReport(provider: machine.provider)))
         self.authenticator = authenticator
         self.clock = clock
@@ -137,7 +144,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
             guard !rest.isEmpty else { break }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = inbox.withLock { inbox -> Bool in
-                    if inbox.offered.count < inboxCapacity { return true }
+                    if inbox.offered.count <= inboxLowWater { return true }
                     inbox.roomWaiters.append(continuation)
                     return false
                 }
@@ -237,10 +244,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         // Whatever came due since the last turn (a retry, the rate, a pause's end).
         perform(machine.timerFired(now: now), now: now)
 
-        if !events.isEmpty {
-            output.yield(events)
-            events.removeAll(keepingCapacity: true)
-        }
+        yieldEvents(force: !controls.isEmpty || !turnWaiters.isEmpty)
         let snapshot = currentReport()
         var drained: [CheckedContinuation<Void, Never>] = []
         let drainApplied = controls.contains(.drain)
@@ -255,11 +259,46 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         // Requests handed over after the end still get a turn (they settle unsent).
         turnResult.ended = machineEnded && inboxEmpty
         turnResult.timeoutMilliseconds = timeout(now: now)
+        if let eventsHeldSince {
+            // Held events go out by their deadline even if the network stays quiet.
+            let left = Self.eventsHoldNanoseconds &- Swift.min(Self.eventsHoldNanoseconds, Self.monotonicNow() &- eventsHeldSince)
+            let milliseconds = Int32((left + 999_999) / 1_000_000)
+            if turnResult.timeoutMilliseconds < 0 || milliseconds < turnResult.timeoutMilliseconds { turnResult.timeoutMilliseconds = milliseconds }
+        }
         if let wireLog { writeWireRecords(to: wireLog) }
         // Handed over, not shared: the loop moves the requests out of its own array.
         var result = TransferLoopTurn()
         swap(&result, &turnResult)
         return result
+    }
+
+    /// Settlements handed to the reader at once, at most (more wait for the next yield).
+    static let eventsPerYield = 128
+    /// How long events may wait for more to join them while transfers are in flight.
+    static let eventsHoldNanoseconds: UInt64 = 2_000_000
+
+    /// Hands the turn's events to the reader: each hand-over wakes a task on another thread
+    /// (a futex and a switch that compete with this loop), so while transfers are in flight a
+    /// few turns' events go together, up to `eventsPerYield` or `eventsHoldNanoseconds`. The
+    /// sink's batch window holds far more requests than that, so no producer waits on them.
+    private func yieldEvents(force: Bool) {
+        guard !events.isEmpty else { return }
+        let now = Self.monotonicNow()
+        if !force, !machineEnded, machine.inFlightCount > 0, events.count < Self.eventsPerYield {
+            guard let since = eventsHeldSince else {
+                eventsHeldSince = now
+                return
+            }
+            if now &- since < Self.eventsHoldNanoseconds { return }
+        }
+        output.yield(events)
+        events.removeAll(keepingCapacity: true)
+        eventsHeldSince = nil
+    }
+
+    /// Real time, whatever the lane's clock: the hold bounds how late the reader hears.
+    private static func monotonicNow() -> UInt64 {
+        UInt64(clamping: SystemDeliveryClock().now().nanoseconds)
     }
 
     /// Answers that prove their device was not delivered: a status other than 2xx (APNs, FCM,
@@ -297,7 +336,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         var resumed: [CheckedContinuation<Void, Never>] = []
         inbox.withLock { inbox in
             while taken.count < room, let request = inbox.offered.popFirst() { taken.append(request) }
-            if inbox.offered.count < inboxCapacity, !inbox.roomWaiters.isEmpty { swap(&resumed, &inbox.roomWaiters) }
+            if inbox.offered.count <= inboxLowWater, !inbox.roomWaiters.isEmpty { swap(&resumed, &inbox.roomWaiters) }
         }
         for waiter in resumed { waiter.resume() }
         guard !taken.isEmpty else { return }

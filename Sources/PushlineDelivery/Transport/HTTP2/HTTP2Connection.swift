@@ -291,8 +291,12 @@ final class HTTP2Connection {
     /// Whether `feed` may pause (not while a closed connection is read to its end).
     private var pausing = true
 
-    /// Bytes nghttp2 reads between checks of how many streams have ended.
-    private static let sliceBytes = 1024
+    /// Bytes nghttp2 reads between checks of how many streams have ended. Small, because a
+    /// server answers a burst of requests with all their HEADERS first and all their ends
+    /// (END_STREAM, often empty DATA frames of 9 bytes) last: with large slices every end of a
+    /// 100-stream burst lands in one slice, the turn never pauses, and the connection runs in
+    /// lock-step with its window (measured: 100 answers read, then 100 requests in one write).
+    private static let sliceBytes = 128
 
     /// Gives nghttp2 `count` bytes from `bytes`, pausing (the rest kept) once the turn has
     /// `NGHTTP2TransferEngine.completionsPerTurn` ended streams.
