@@ -93,6 +93,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         provider = machine.provider
         inboxCapacity = machine.capacity
         inboxLowWater = machine.capacity / 2
+        eventsPerYield = Swift.max(1, Swift.min(128, machine.inFlightCapacity))
         inbox = Mutex(Inbox(report: LaneReport(provider: machine.provider)))
         self.authenticator = authenticator
         self.clock = clock
@@ -272,8 +273,12 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         return result
     }
 
-    /// Settlements handed to the reader at once, at most (more wait for the next yield).
-    static let eventsPerYield = 128
+    /// Events held back at most before they go to the reader: 128, or fewer when fewer
+    /// requests can be in flight. Held settlements are of answered devices whose result lines
+    /// are not written yet, so a kill marks them possible duplicates; with this cap, what a kill
+    /// can find answered-but-unwritten plus in flight stays within twice the streams
+    /// (docs/resume.md, "The bound").
+    private let eventsPerYield: Int
     /// How long events may wait for more to join them while transfers are in flight.
     static let eventsHoldNanoseconds: UInt64 = 2_000_000
 
@@ -284,7 +289,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private func yieldEvents(force: Bool) {
         guard !events.isEmpty else { return }
         let now = Self.monotonicNow()
-        if !force, !machineEnded, machine.inFlightCount > 0, events.count < Self.eventsPerYield {
+        if !force, !machineEnded, machine.inFlightCount > 0, events.count < eventsPerYield {
             guard let since = eventsHeldSince else {
                 eventsHeldSince = now
                 return

@@ -223,6 +223,8 @@ struct LaneStateMachine {
     /// Requests held now (queued, in flight, waiting for a retry or a verdict).
     var held: Int { queue.count + inFlight.count + retries.count + awaitingVerdictCount }
     var inFlightCount: Int { inFlight.count }
+    /// Requests in flight at most (connections × streams).
+    var inFlightCapacity: Int { limit.capacity }
     /// The request a transfer in flight carries: the host's wire log reads its line and device.
     func inFlightEntry(slot: UInt64) -> RequestEntry? { inFlight[slot]?.request.entry }
     var retryCount: Int { retries.count }
