@@ -1,5 +1,6 @@
 import Foundation
 import PushlineDelivery
+import PushlineIO
 import Synchronization
 
 /// An executor that owns one OS thread, for stages that block on files (reading and inflating
@@ -17,12 +18,14 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, Sendab
     private let wakeUp = DispatchSemaphore(value: 0)
     public let name: String
 
-    public init(name: String) {
+    /// `nice`: the thread lowers itself to that nice value first (`ThreadPriority`).
+    public init(name: String, nice: Int32? = nil) {
         self.name = name
         let thread = Thread { [self] in
             // Named from inside: an OS thread starts with its creator's name (a dispatch
             // worker's, "oot.default-qos"); `ThreadName` says why not through Foundation.
             ThreadName.setCurrent(name)
+            if let nice { ThreadPriority.lowerCurrentThread(to: nice) }
             self.runLoop()
         }
         thread.start()

@@ -276,8 +276,11 @@ public struct CampaignRun: Sendable {
             }
         }
         observer?.attach(lanes: lanes)
-        let readThread = DedicatedThreadExecutor(name: "pushline-read")
-        let writeThread = DedicatedThreadExecutor(name: "pushline-write")
+        // Sending: the reader, the writer and the encode workers run below the transfer threads
+        // (`ThreadPriority`); a dry run has no thread to give way to.
+        let backgroundNice = sending != nil ? ThreadPriority.background() : nil
+        let readThread = DedicatedThreadExecutor(name: "pushline-read", nice: backgroundNice)
+        let writeThread = DedicatedThreadExecutor(name: "pushline-write", nice: backgroundNice)
         defer {
             readThread.shutdown()
             writeThread.shutdown()
@@ -299,7 +302,7 @@ public struct CampaignRun: Sendable {
                 writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment?.holdsOut ?? false,
                 checkpoint: checkpoint, logger: logger, observer: observer
             )
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine, nice: backgroundNice)
         } else {
             // The delivery sink logs the stop with what its lanes hold; a dry run has nothing in flight.
             let logger = self.logger
@@ -313,7 +316,7 @@ public struct CampaignRun: Sendable {
                 writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment?.holdsOut ?? false,
                 checkpoint: checkpoint, sealing: dryRunSealing(), logger: logger, observer: observer
             )
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine, nice: backgroundNice)
         }
         // Stopped when the stop came before the stages ended (a signal while the summary is
         // written changes nothing).
@@ -402,7 +405,7 @@ public struct CampaignRun: Sendable {
     /// Read → encode (N workers) → `sink`, joined by bounded channels; returns when all three ended.
     private func runStages<Encoder: LineEncoding, Sink: RequestSink>(
         encoder: Encoder, sink: Sink, readThread: DedicatedThreadExecutor, workers: Int, settlement: BatchSettlement, stop: RunStop?,
-        resumeAfterLine: Int
+        resumeAfterLine: Int, nice: Int32?
     ) async -> StageResult {
         // Reader → buffer → workers → buffer → sink: the buffers keep either side of a hand-off
         // from waiting on the other (`StageBuffer`).
@@ -416,7 +419,7 @@ public struct CampaignRun: Sendable {
         async let linesForwarded: Void = StageBuffer.forward(read, to: lines, holding: StageBuffer.readAhead)
         let dedupe = pipeline.campaign.dedupeTokens ? TokenDedupe(routes: pipeline.campaign.routeTable) : nil
         async let encodeDone: Void = EncodeStage.run(
-            encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, resumeAfterLine: resumeAfterLine, input: lines,
+            encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, resumeAfterLine: resumeAfterLine, nice: nice, input: lines,
             output: encodedByWorkers
         )
         async let encodedForwarded: Void = StageBuffer.forward(encodedByWorkers, to: encoded, holding: StageBuffer.writeBehind)

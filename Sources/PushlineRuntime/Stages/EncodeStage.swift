@@ -17,7 +17,7 @@ public enum EncodeStage {
     /// input order (`TokenDedupe`) before `prepare`.
     public static func run<Encoder: LineEncoding, Sink: RequestSink>(
         encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64, sink: Sink,
-        dedupe: TokenDedupe? = nil, resumeAfterLine: Int = 0,
+        dedupe: TokenDedupe? = nil, resumeAfterLine: Int = 0, nice: Int32? = nil,
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
@@ -29,6 +29,8 @@ public enum EncodeStage {
                     var digests: [UInt64] = []
                     var settledDigests: [UInt64] = []
                     for await numbered in input {
+                        // Per batch: a task may resume on another pool thread after any await.
+                        if let nice { ThreadPriority.lowerCurrentThread(to: nice) }
                         var encoded = pool.take(sequence: numbered.sequence)
                         // A resume: lines through `resumeAfterLine` were settled by the run it
                         // continues. They are skipped, but with dedupe their tokens still come
