@@ -78,4 +78,28 @@ struct TokenPathSegmentTests {
         }
         #expect(DeviceTokenRules.admLength.lowerBound > 2 && DeviceTokenRules.apnsLength.lowerBound > 2)
     }
+
+    /// A configured URL names its resource as written: no '.' or '..' path segment, however
+    /// spelled (servers decode %2e before they resolve).
+    @Test(arguments: [
+        ("https://hooks.example.com/sms/..", ".."),
+        ("https://hooks.example.com/sms/../admin", ".."),
+        ("https://hooks.example.com/./sms", "."),
+        ("https://hooks.example.com/sms/%2e%2E?x=1", "%2e%2E"),
+        ("https://hooks.example.com/sms/.%2e#f", ".%2e"),
+        ("https://hooks.example.com/a/%2E/b", "%2E"),
+    ])
+    func dotSegmentsInAURLPathAreFound(_ url: String, _ segment: String) {
+        #expect(WireValue.dotSegment(inURL: url) == segment)
+    }
+
+    @Test(arguments: [
+        "https://hooks.example.com/sms", "https://hooks.example.com/sms/", "https://hooks.example.com",
+        "https://hooks.example.com/...", "https://hooks.example.com/v1.2/..x", "https://hooks.example.com/a?path=/../b",
+        "https://hooks.example.com/a#/..", "https://hooks.example.com/%2e%2e%2e", "https://hooks.example.com/%2", "not a url",
+    ])
+    func urlsWithoutDotSegmentsPass(_ url: String) {
+        #expect(WireValue.dotSegment(inURL: url) == nil)
+    }
 }
+

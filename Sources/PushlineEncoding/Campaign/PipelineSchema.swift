@@ -186,6 +186,8 @@ public enum PipelineSchema {
         guard let url = node["url"], let text = url.stringValue else { return }
         if !text.hasPrefix("https://") || text.utf8.count <= 8 || text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x7F }) {
             log.error(path / "url", "expected an absolute https:// URL without spaces or quotes, found '\(text)'", at: url)
+        } else if let segment = WireValue.dotSegment(inURL: text) {
+            log.error(path / "url", "the path holds the segment '\(segment)', which names another folder: write the path it resolves to", at: url)
         }
     }
 
