@@ -10,12 +10,7 @@ struct DedicatedThreadExecutorTests {
         init(_ executor: DedicatedThreadExecutor) { self.executor = executor }
 
         /// The nice value of the thread this runs on, as the kernel reports it (/proc's field 19).
-        func niceFromProc() throws -> Int {
-            let stat = try String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)
-            // The name (field 2) is in parentheses and may hold spaces: count from after it.
-            let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
-            return try #require(Int(fields[16]))
-        }
+        func niceFromProc() throws -> Int { try DedicatedThreadExecutorTests.callingThreadNice() }
 
         /// What the kernel calls the thread this runs on, and whether it is the main thread.
         func threadName() throws -> (comm: String, isMain: Bool) {
@@ -52,8 +47,10 @@ struct DedicatedThreadExecutorTests {
         #expect(try await OnThread(plain).niceFromProc() <= before, "an executor without a nice value keeps its creator's")
     }
 
-    private static func callingThreadNice() throws -> Int {
+    /// The calling thread's nice value as the kernel reports it (/proc's field 19).
+    fileprivate static func callingThreadNice() throws -> Int {
         let stat = try String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)
+        // The name (field 2) is in parentheses and may hold spaces: count from after it.
         let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
         return try #require(Int(fields[16]))
     }
