@@ -120,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "pushline",
             dependencies: [
-                "PushlineRuntime", "PushlineCommandLine",
+                "PushlineRuntime", "PushlineCommandLine", "PushlineIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

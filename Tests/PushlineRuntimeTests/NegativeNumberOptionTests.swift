@@ -11,7 +11,7 @@ import Testing
 @Suite("Command line: a negative number after an option is that option's value", .enabled(if: PushlineBinary.exists, "needs .build/debug/pushline (swift build --build-tests)"))
 struct NegativeNumberOptionTests {
     static let pushlineTextOptions: Set<String> = [
-        "providers", "output", "audience", "log-level", "progress", "log-format", "metrics-file",
+        "providers", "output", "audience", "log-level", "background-priority", "progress", "log-format", "metrics-file",
         "webpush-subscriptions", "dialect", "template", "file", "data",
     ]
     static let emulatorTextOptions: Set<String> = [

@@ -1,13 +1,15 @@
 import Foundation
 import PushlineDelivery
-import PushlineIO
+public import PushlineIO
 import Synchronization
 
 /// An executor that owns one OS thread, for stages that block on files (reading and inflating
-/// the audience, writing result files).
+/// the audience, writing result files), and for a sending run's encode workers.
 ///
 /// Actors that use it as their executor, and tasks that prefer it, keep blocking system calls off
-/// Swift's cooperative pool, so the encode workers there always have every core.
+/// Swift's cooperative pool, so the encode workers there always have every core. A sending run
+/// lowers these threads below its transfer threads (`ThreadPriority`); work on threads of their
+/// own, the pool's threads are never lowered, so nothing else that runs there is.
 public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, Sendable {
     private struct State {
         var jobs: [UnownedJob] = []
@@ -18,14 +20,14 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, Sendab
     private let wakeUp = DispatchSemaphore(value: 0)
     public let name: String
 
-    /// `nice`: the thread lowers itself to that nice value first (`ThreadPriority`).
-    public init(name: String, nice: Int32? = nil) {
+    /// `lowering`: what the thread applies to itself before its first job (`ThreadPriority`).
+    public init(name: String, lowering: ThreadPriority.Lowering? = nil) {
         self.name = name
         let thread = Thread { [self] in
             // Named from inside: an OS thread starts with its creator's name (a dispatch
             // worker's, "oot.default-qos"); `ThreadName` says why not through Foundation.
             ThreadName.setCurrent(name)
-            if let nice { ThreadPriority.lowerCurrentThread(to: nice) }
+            lowering?.lowerCurrentThread()
             self.runLoop()
         }
         thread.start()

@@ -106,6 +106,10 @@ public struct CampaignRun: Sendable {
     public var observer: RunObserver?
     /// Continue the folder's checkpoint (`--resume`, docs/resume.md) instead of starting anew.
     public var resume = false
+    /// Sending: how the reader, the writer and the encode workers give way to the transfer
+    /// threads (`--background-priority`; docs/delivery.md, "Background threads give way"). A dry
+    /// run changes no priority.
+    public var backgroundPriority: ThreadPriority.Background = .idle
     /// The most time between durable checkpoints (`--checkpoint-interval`); nil: no checkpoint.
     public var checkpointInterval: Duration? = .seconds(2)
     /// Sending: the most requests in the lanes without a durable record (`--duplicate-window`),
@@ -276,17 +280,26 @@ public struct CampaignRun: Sendable {
             }
         }
         observer?.attach(lanes: lanes)
+        // `workers` is a public var: clamp again here, where it sizes tasks, the window and the pool.
+        let workers = min(max(workers, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         // Sending: the reader, the writer and the encode workers run below the transfer threads
-        // (`ThreadPriority`); a dry run has no thread to give way to.
-        let backgroundNice = sending != nil ? ThreadPriority.background() : nil
-        let readThread = DedicatedThreadExecutor(name: "pushline-read", nice: backgroundNice)
-        let writeThread = DedicatedThreadExecutor(name: "pushline-write", nice: backgroundNice)
+        // (`ThreadPriority`), the workers on threads of their own so that no pool thread is
+        // lowered; a dry run has no thread to give way to, and encodes on the pool.
+        let lowering = sending != nil ? backgroundPriority.lowering : nil
+        let readThread = DedicatedThreadExecutor(name: "pushline-read", lowering: lowering)
+        let writeThread = DedicatedThreadExecutor(name: "pushline-write", lowering: lowering)
+        // At most one a core, as the pool has: more workers share them (`--workers 256` is not
+        // 256 threads).
+        let encodeThreads = lowering.map { lowering in
+            (0..<min(workers, max(1, ProcessInfo.processInfo.activeProcessorCount))).map { _ in
+                DedicatedThreadExecutor(name: "pushline-encode", lowering: lowering)
+            }
+        } ?? []
         defer {
             readThread.shutdown()
             writeThread.shutdown()
+            for thread in encodeThreads { thread.shutdown() }
         }
-        // `workers` is a public var: clamp again here, where it sizes tasks, the window and the pool.
-        let workers = min(max(workers, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         // Batches in flight, bounded by construction: one per worker, one in each channel
         // hand-off, a few held by the sink for reordering (dry run) or waiting for their
         // requests' outcomes (send); the reader waits beyond that.
@@ -302,7 +315,7 @@ public struct CampaignRun: Sendable {
                 writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment?.holdsOut ?? false,
                 checkpoint: checkpoint, logger: logger, observer: observer
             )
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine, nice: backgroundNice)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine, encodeThreads: encodeThreads)
         } else {
             // The delivery sink logs the stop with what its lanes hold; a dry run has nothing in flight.
             let logger = self.logger
@@ -316,7 +329,7 @@ public struct CampaignRun: Sendable {
                 writesDeferred: campaign.quietHours != nil, writesHoldout: campaign.experiment?.holdsOut ?? false,
                 checkpoint: checkpoint, sealing: dryRunSealing(), logger: logger, observer: observer
             )
-            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine, nice: backgroundNice)
+            stages = await runStages(encoder: encoder, sink: sink, readThread: readThread, workers: workers, settlement: settlement, stop: stop, resumeAfterLine: resumeAfterLine, encodeThreads: encodeThreads)
         }
         // Stopped when the stop came before the stages ended (a signal while the summary is
         // written changes nothing).
@@ -405,7 +418,7 @@ public struct CampaignRun: Sendable {
     /// Read → encode (N workers) → `sink`, joined by bounded channels; returns when all three ended.
     private func runStages<Encoder: LineEncoding, Sink: RequestSink>(
         encoder: Encoder, sink: Sink, readThread: DedicatedThreadExecutor, workers: Int, settlement: BatchSettlement, stop: RunStop?,
-        resumeAfterLine: Int, nice: Int32?
+        resumeAfterLine: Int, encodeThreads: [DedicatedThreadExecutor]
     ) async -> StageResult {
         // Reader → buffer → workers → buffer → sink: the buffers keep either side of a hand-off
         // from waiting on the other (`StageBuffer`).
@@ -419,7 +432,7 @@ public struct CampaignRun: Sendable {
         async let linesForwarded: Void = StageBuffer.forward(read, to: lines, holding: StageBuffer.readAhead)
         let dedupe = pipeline.campaign.dedupeTokens ? TokenDedupe(routes: pipeline.campaign.routeTable) : nil
         async let encodeDone: Void = EncodeStage.run(
-            encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, resumeAfterLine: resumeAfterLine, nice: nice, input: lines,
+            encoder: encoder, workers: workers, pool: pool, sink: sink, dedupe: dedupe, resumeAfterLine: resumeAfterLine, workerExecutors: encodeThreads, input: lines,
             output: encodedByWorkers
         )
         async let encodedForwarded: Void = StageBuffer.forward(encodedByWorkers, to: encoded, holding: StageBuffer.writeBehind)

@@ -148,32 +148,37 @@ public actor DeliverySink: RequestSink {
 
         // Everything that uses `state` stays in the group's body: it is this actor's, not sent.
         let report = await withTaskGroup(of: Void.self, returning: Result<SinkReport, SinkError>.self) { group in
-            // Child tasks are not isolated to this actor: they run off the sink's thread.
-            group.addTask {
+            // Child tasks are not isolated to this actor, but the ones that only move items
+            // prefer its thread: a hand-over to the loop is then a job on the same thread, not
+            // a wake-up of a pool thread and a hop back, and what the lanes' events wake is the
+            // sink's thread, which gives way to the transfer threads (`ThreadPriority`).
+            let thread = executor
+            group.addTask(executorPreference: thread) {
                 for await batch in input { await items.send(.batch(batch)) }
                 await items.send(.inputEnded)
             }
             for (i, lane) in lanes.enumerated() {
                 let feed = feeds[i]
-                group.addTask {
+                group.addTask(executorPreference: thread) {
                     let ending = await feed.feed(lane)
                     await items.send(.feederSentAll(lane: i))
                     if ending == .finish { await lane.finish() } else { await lane.cancel() }
                 }
-                group.addTask {
+                group.addTask(executorPreference: thread) {
                     for await events in lane.events { await items.send(.events(lane: i, events)) }
                     await items.send(.eventsEnded(lane: i))
                 }
                 // The lane's own waiting work (an OAuth token exchange): it ends with the lane.
+                // On the pool: nothing of it may wait behind the sink.
                 group.addTask { await lane.run() }
             }
             // The clock of the disk flush and the checkpoint (not a poll: it waits for nothing).
             // These two end when the loop is over (`cancelAll`).
-            group.addTask {
+            group.addTask(executorPreference: thread) {
                 for await _ in AsyncTimerSequence(interval: Self.diskFlushInterval, clock: .continuous) { await items.send(.tick) }
             }
             if let stopPhases {
-                group.addTask {
+                group.addTask(executorPreference: thread) {
                     for await phase in stopPhases { await items.send(.stop(phase)) }
                 }
             }
@@ -185,7 +190,7 @@ public actor DeliverySink: RequestSink {
             var pending = PendingChunks(window: checkpointPlan?.duplicateWindow ?? Int.max)
             var running = true
 
-            func perform(_ actions: [DeliverySinkStateMachine.Action]) async {
+            nonisolated(nonsending) func perform(_ actions: [DeliverySinkStateMachine.Action]) async {
                 for action in actions {
                     switch action {
                     case .logStop(let immediate):
@@ -223,7 +228,7 @@ public actor DeliverySink: RequestSink {
                     }
                 }
             }
-            func release() async {
+            nonisolated(nonsending) func release() async {
                 while machine.sendsToLanes, let next = pending.next(inLanes: state.unsettledInLanes) {
                     if state.laneHasEnded(next.lane) {
                         // Cut for a lane whose events ended before they could be handed over (it

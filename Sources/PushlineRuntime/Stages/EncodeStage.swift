@@ -5,8 +5,10 @@ public import AsyncAlgorithms
 
 /// Stage 2: parse, route and encode, as `workers` parallel tasks over whole batches.
 ///
-/// This is the CPU-heavy stage, so it runs on the cooperative pool, one worker per core. A worker
-/// takes a batch of lines, and sends on one `EncodedBatch`: one actor hop per few thousand lines.
+/// This is the CPU-heavy stage, so it runs on the cooperative pool, one worker per core, or, in a
+/// sending run, on threads of its own that give way to the transfer threads (`workerExecutors`).
+/// A worker takes a batch of lines, and sends on one `EncodedBatch`: one actor hop per few
+/// thousand lines.
 ///
 /// Every batch taken is sent on, whatever the encoder does: a line whose encoding throws is
 /// accounted as `internal_error` rejects (see `LineFailure`) and the batch goes on, so the sink
@@ -15,22 +17,23 @@ public enum EncodeStage {
     /// `sink.prepare` runs on the worker once a batch is encoded (the dry run renders its lines there).
     /// `dedupe`: when set, each encoded batch is checked against the tokens of earlier batches in
     /// input order (`TokenDedupe`) before `prepare`.
+    /// `workerExecutors`: when not empty, worker `i` runs on `workerExecutors[i % count]`
+    /// (the executors' threads, lowered below the transfer threads, and never the pool's).
     public static func run<Encoder: LineEncoding, Sink: RequestSink>(
         encoder: Encoder, workers: Int, pool: BatchPool, maxJSONDepth: Int = 64, sink: Sink,
-        dedupe: TokenDedupe? = nil, resumeAfterLine: Int = 0, nice: Int32? = nil,
+        dedupe: TokenDedupe? = nil, resumeAfterLine: Int = 0, workerExecutors: [DedicatedThreadExecutor] = [],
         input: AsyncChannel<NumberedBatch>, output: AsyncChannel<EncodedBatch>
     ) async {
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<max(1, workers) {
                 // Each worker its own compiled copy: see `CampaignEncoder.forAnotherWorker`.
                 let encoder = worker == 0 ? encoder : encoder.forAnotherWorker()
-                group.addTask {
+                let executor: (any TaskExecutor)? = workerExecutors.isEmpty ? nil : workerExecutors[worker % workerExecutors.count]
+                group.addTask(executorPreference: executor) {
                     var context = encoder.makeContext()
                     var digests: [UInt64] = []
                     var settledDigests: [UInt64] = []
                     for await numbered in input {
-                        // Per batch: a task may resume on another pool thread after any await.
-                        if let nice { ThreadPriority.lowerCurrentThread(to: nice) }
                         var encoded = pool.take(sequence: numbered.sequence)
                         // A resume: lines through `resumeAfterLine` were settled by the run it
                         // continues. They are skipped, but with dedupe their tokens still come

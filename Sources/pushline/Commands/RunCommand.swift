@@ -2,6 +2,7 @@ import PushlineCommandLine
 public import ArgumentParser
 public import Logging
 import PushlineRuntime
+import PushlineIO
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -59,6 +60,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Seconds in-flight requests may take to finish after SIGTERM / SIGINT before they are cancelled, 0 to 3600.", valueName: "seconds"))
     var drainTimeout = 30
+
+    @Option(help: ArgumentHelp("Sending: how the reader, the writer and the encode workers give way to the transfer threads: idle (Linux's SCHED_IDLE: they use cores no other thread of the process's group wants), nice (5 below the process), or normal (no change).", valueName: "idle|nice|normal"))
+    var backgroundPriority: ThreadPriority.Background = .idle
 
     @Flag(help: "Move a previous run's unfinished results in the output folder into interrupted-<UTC time>/ (a finished sending run's, of the same campaign, into finished-<UTC time>/) and start anew. Over a sending run's results it needs --resend too.")
     var force = false
@@ -159,6 +163,7 @@ struct RunCommand: AsyncParsableCommand {
         run.autoResume = resumeOptions.autoResume
         resumeOptions.apply(to: &run, resuming: resuming)
         run.drainTimeout = .seconds(drainTimeout)
+        run.backgroundPriority = backgroundPriority
         run.dryRunEncryptsWebPush = dryRunEncrypt
         let observation = RunObservation(
             settings: settings, audiencePath: audiencePath, sending: { if case .send = decision.mode { true } else { false } }(), liveLine: liveLine, logger: logger
@@ -184,3 +189,4 @@ struct RunCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension ThreadPriority.Background: ExpressibleByArgument {}
