@@ -245,7 +245,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         // Whatever came due since the last turn (a retry, the rate, a pause's end).
         perform(machine.timerFired(now: now), now: now)
 
-        yieldEvents(force: !controls.isEmpty || !turnWaiters.isEmpty)
+        // Real time, whatever the lane's clock: the hold bounds how late the reader hears.
+        let realNow = Self.monotonicNow()
+        yieldEvents(force: !controls.isEmpty || !turnWaiters.isEmpty, realNow: realNow)
         let snapshot = currentReport()
         var drained: [CheckedContinuation<Void, Never>] = []
         let drainApplied = controls.contains(.drain)
@@ -259,13 +261,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         for waiter in turnWaiters { waiter.resume() }
         // Requests handed over after the end still get a turn (they settle unsent).
         turnResult.ended = machineEnded && inboxEmpty
-        turnResult.timeoutMilliseconds = timeout(now: now)
-        if let eventsHeldSince {
-            // Held events go out by their deadline even if the network stays quiet.
-            let left = Self.eventsHoldNanoseconds &- Swift.min(Self.eventsHoldNanoseconds, Self.monotonicNow() &- eventsHeldSince)
-            let milliseconds = Int32((left + 999_999) / 1_000_000)
-            if turnResult.timeoutMilliseconds < 0 || milliseconds < turnResult.timeoutMilliseconds { turnResult.timeoutMilliseconds = milliseconds }
-        }
+        turnResult.timeoutMilliseconds = timeout(now: now, realNow: realNow)
         if let wireLog { writeWireRecords(to: wireLog) }
         // Handed over, not shared: the loop moves the requests out of its own array.
         var result = TransferLoopTurn()
@@ -286,22 +282,21 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     /// (a futex and a switch that compete with this loop), so while transfers are in flight a
     /// few turns' events go together, up to `eventsPerYield` or `eventsHoldNanoseconds`. The
     /// sink's batch window holds far more requests than that, so no producer waits on them.
-    private func yieldEvents(force: Bool) {
+    private func yieldEvents(force: Bool, realNow: UInt64) {
         guard !events.isEmpty else { return }
-        let now = Self.monotonicNow()
         if !force, !machineEnded, machine.inFlightCount > 0, events.count < eventsPerYield {
             guard let since = eventsHeldSince else {
-                eventsHeldSince = now
+                eventsHeldSince = realNow
                 return
             }
-            if now &- since < Self.eventsHoldNanoseconds { return }
+            if realNow &- since < Self.eventsHoldNanoseconds { return }
         }
         output.yield(events)
         events.removeAll(keepingCapacity: true)
         eventsHeldSince = nil
     }
 
-    /// Real time, whatever the lane's clock: the hold bounds how late the reader hears.
+    /// Real time (monotonic nanoseconds), read once a turn for the events' hold.
     private static func monotonicNow() -> UInt64 {
         UInt64(clamping: SystemDeliveryClock().now().nanoseconds)
     }
@@ -432,12 +427,19 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         })
     }
 
-    /// Until the machine's next deadline; without one, until a wake-up (every producer, control,
-    /// credential and verdict wakes the loop), the network or the engine's own timers: nothing
-    /// polls.
-    private func timeout(now: DeliveryInstant) -> Int32 {
-        guard let wakeAt, !machineEnded else { return TransferLoopTurn.untilWoken }
-        let nanoseconds = wakeAt.nanoseconds &- now.nanoseconds
+    /// Until the machine's next deadline (`now`, the lane's clock) or the held events'
+    /// (`realNow`: they go out by it even if the network stays quiet), whichever comes first;
+    /// without either, until a wake-up (every producer, control, credential and verdict wakes
+    /// the loop), the network or the engine's own timers: nothing polls.
+    private func timeout(now: DeliveryInstant, realNow: UInt64) -> Int32 {
+        var nanoseconds: Int64?
+        if let wakeAt, !machineEnded { nanoseconds = wakeAt.nanoseconds &- now.nanoseconds }
+        if let eventsHeldSince {
+            let held = Swift.min(Self.eventsHoldNanoseconds, realNow &- eventsHeldSince)
+            let left = Int64(Self.eventsHoldNanoseconds &- held)
+            nanoseconds = Swift.min(nanoseconds ?? left, left)
+        }
+        guard let nanoseconds else { return TransferLoopTurn.untilWoken }
         if nanoseconds <= 0 { return 0 }
         // Rounded up: waking a little late starts the request; waking early only turns again.
         let milliseconds = (nanoseconds + 999_999) / 1_000_000
