@@ -42,34 +42,12 @@ final class ThreadLog: Sendable {
     var distinctThreads: Int { ids.withLock { $0.count } }
 }
 
-/// Encodes as the campaign does, and notes the threads it ran on.
-struct ThreadNotingEncoder: LineEncoding {
-    let inner: CampaignEncoder
-    let seen: ThreadLog
-    var campaign: Campaign { inner.campaign }
-    func makeContext() -> EncodeContext { inner.makeContext() }
-    func rejectOversizeLine(_ number: Int, length: Int, into batch: inout EncodedBatch) {
-        inner.rejectOversizeLine(number, length: length, into: &batch)
-    }
-    func encodeLine(buffer: [UInt8], line: AudienceLine, into batch: inout EncodedBatch, context: inout EncodeContext) throws {
+/// Encodes as the campaign does, and notes the threads it ran on: a `PoisonedEncoder` that
+/// poisons no line.
+func threadNotingEncoder(_ campaign: Campaign, into seen: ThreadLog) -> PoisonedEncoder {
+    PoisonedEncoder(inner: CampaignEncoder(campaign: campaign)) { _ in
         seen.noteCurrent()
-        inner.encodeLine(buffer: buffer, line: line, into: &batch, context: &context)
-    }
-}
-
-/// Notes the thread of each log event whose message starts with `prefix`.
-struct ThreadNotingLogHandler: LogHandler {
-    let prefix: String
-    let seen: ThreadLog
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) {
-        guard "\(event.message)".hasPrefix(prefix) else { return }
-        seen.noteCurrent()
+        return false
     }
 }
 
@@ -93,7 +71,7 @@ struct BackgroundThreadsTests {
         let run = try Self.sendingRun(scratch, priority: nil)
         #expect(run.backgroundPriority == .idle, "the default")
         let seen = ThreadLog()
-        let report = await run.run(encoder: ThreadNotingEncoder(inner: CampaignEncoder(campaign: run.pipeline.campaign), seen: seen))
+        let report = await run.run(encoder: threadNotingEncoder(run.pipeline.campaign, into: seen))
         #expect(report.exit == .ok && report.counts.sentTotal == Self.lines.count, "\(report.failure ?? "")")
         let threads = Set(seen.all)
         #expect(!threads.isEmpty)
@@ -108,7 +86,7 @@ struct BackgroundThreadsTests {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let run = try sendRun(lines: Self.lines, lanes: [apns], batchLines: 5, workers: cores + 6, in: scratch)
         let seen = ThreadLog()
-        let report = await run.run(encoder: ThreadNotingEncoder(inner: CampaignEncoder(campaign: run.pipeline.campaign), seen: seen))
+        let report = await run.run(encoder: threadNotingEncoder(run.pipeline.campaign, into: seen))
         #expect(report.exit == .ok && report.counts.sentTotal == Self.lines.count, "\(report.failure ?? "")")
         #expect(seen.distinctThreads >= 1 && seen.distinctThreads <= cores, "\(seen.distinctThreads) threads for \(cores) cores")
         #expect(Set(seen.all) == [ThreadSeen(name: "pushline-encode", policy: 5)])
@@ -119,7 +97,7 @@ struct BackgroundThreadsTests {
             let scratch = try Scratch()
             let run = try Self.sendingRun(scratch, priority: priority)
             let seen = ThreadLog()
-            let report = await run.run(encoder: ThreadNotingEncoder(inner: CampaignEncoder(campaign: run.pipeline.campaign), seen: seen))
+            let report = await run.run(encoder: threadNotingEncoder(run.pipeline.campaign, into: seen))
             #expect(report.exit == .ok, "\(priority): \(report.failure ?? "")")
             let threads = Set(seen.all)
             #expect(!threads.isEmpty && threads.allSatisfy { $0.policy == 0 }, "\(priority): \(threads)")
@@ -139,7 +117,7 @@ struct BackgroundThreadsTests {
         var run = CampaignRun(pipeline: loaded, audiencePath: audience, outputFolder: scratch.file("out"), workers: 2, logger: logger)
         run.readerOptions.maxBatchLines = 10
         let seen = ThreadLog()
-        let report = await run.run(encoder: ThreadNotingEncoder(inner: CampaignEncoder(campaign: loaded.campaign), seen: seen))
+        let report = await run.run(encoder: threadNotingEncoder(loaded.campaign, into: seen))
         #expect(report.exit == .ok, "\(report.failure ?? "")")
         let threads = Set(seen.all)
         #expect(!threads.isEmpty && threads.allSatisfy { $0.policy == 0 && $0.name != "pushline-encode" }, "\(threads)")
@@ -158,12 +136,12 @@ struct BackgroundThreadsTests {
             return .settle(.sent(providerID: "a", attempts: 1))
         }
         var run = try sendRun(lines: Self.lines, lanes: [apns], batchLines: 10, workers: 2, in: scratch)
-        let stopLogged = ThreadLog()
-        run.logger = Logger(label: "test") { _ in ThreadNotingLogHandler(prefix: "stopping: reading no more", seen: stopLogged) }
+        let log = LogRecorder(notingThreadsOf: "stopping: reading no more")
+        run.logger = log.logger
         let report = await run.run(stop: stop)
         #expect(report.status == .stopped && report.reconciled, "\(report.failure ?? "")")
         let idleWriter = ThreadSeen(name: "pushline-write", policy: 5)
-        #expect(stopLogged.all == [idleWriter], "the stop is applied by the sink's loop, on its thread")
+        #expect(log.threads.all == [idleWriter], "the stop is applied by the sink's loop, on its thread")
         let feeders = sends.all
         #expect(!feeders.isEmpty && feeders.allSatisfy { $0 == idleWriter }, "\(Set(feeders))")
     }

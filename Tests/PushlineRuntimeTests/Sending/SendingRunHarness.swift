@@ -145,6 +145,13 @@ enum TestTokens {
 /// Every log line of a run, rendered, for the secrets check.
 final class LogRecorder: Sendable {
     let lines = Mutex<[String]>([])
+    /// The threads that logged a message starting with `threadPrefix` (BackgroundThreadsTests).
+    let threads = ThreadLog()
+    let threadPrefix: String?
+
+    init(notingThreadsOf threadPrefix: String? = nil) {
+        self.threadPrefix = threadPrefix
+    }
 
     var logger: Logger {
         Logger(label: "send-test") { _ in RecordingHandler(recorder: self) }
@@ -161,6 +168,7 @@ final class LogRecorder: Sendable {
             set { metadata[key] = newValue }
         }
         func log(event: LogEvent) {
+            if let prefix = recorder.threadPrefix, "\(event.message)".hasPrefix(prefix) { recorder.threads.noteCurrent() }
             let merged = metadata.merging(event.metadata ?? [:]) { $1 }
             let error = event.error.map { " error=\($0)" } ?? ""
             let text = "\(event.level) \(event.message) " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") + error
