@@ -43,6 +43,9 @@ public final class LaneEvents: AsyncSequence, Sendable {
         return added
     }
 
+    /// Events added and not read yet.
+    var pendingCount: Int { state.withLock { $0.pending.count } }
+
     /// No more events: the reader gets what is pending, then the end.
     public func finish() {
         let reader = state.withLock { state -> CheckedContinuation<[SendEvent]?, Never>? in

@@ -21,6 +21,11 @@ final class TestClock: DeliveryClock {
         }
     }
 
+    /// Moves the monotonic clock forward by `nanoseconds` (the wall clock by whole seconds only).
+    func advance(nanoseconds: Int64) {
+        reading.withLock { $0.instant = $0.instant.advanced(by: .nanoseconds(nanoseconds)) }
+    }
+
     /// Steps the wall clock only (an NTP correction): intervals must not change.
     func stepWallClock(by seconds: Int64) {
         reading.withLock { $0.unixTime += seconds }

@@ -63,6 +63,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     private let inboxLowWater: Int
     private let authenticator: LaneAuthenticator
     private let clock: any DeliveryClock
+    /// Times the events' hold: real time in a run, whatever the lane's clock (the hold bounds
+    /// how late the reader hears); a test's own clock in `LaneEventHoldTests`.
+    private let holdClock: any DeliveryClock
     private let output: LaneEvents
     private let logger: (@Sendable (String) -> Void)?
     /// Ends the lane's event stream after its last thread.
@@ -86,8 +89,9 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     init(
         machine: LaneStateMachine, authenticator: LaneAuthenticator, clock: any DeliveryClock,
         output: LaneEvents, logger: (@Sendable (String) -> Void)?, ended: LaneEventsEnd,
-        credentialRequests: LaneCredentialRequests? = nil
+        credentialRequests: LaneCredentialRequests? = nil, holdClock: any DeliveryClock = SystemDeliveryClock()
     ) {
+        self.holdClock = holdClock
         self.credentialRequests = credentialRequests
         self.machine = machine
         provider = machine.provider
@@ -245,8 +249,7 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         // Whatever came due since the last turn (a retry, the rate, a pause's end).
         perform(machine.timerFired(now: now), now: now)
 
-        // Real time, whatever the lane's clock: the hold bounds how late the reader hears.
-        let realNow = Self.monotonicNow()
+        let realNow = UInt64(clamping: holdClock.now().nanoseconds)
         yieldEvents(force: !controls.isEmpty || !turnWaiters.isEmpty, realNow: realNow)
         let snapshot = currentReport()
         var drained: [CheckedContinuation<Void, Never>] = []
@@ -294,11 +297,6 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
         output.yield(events)
         events.removeAll(keepingCapacity: true)
         eventsHeldSince = nil
-    }
-
-    /// Real time (monotonic nanoseconds), read once a turn for the events' hold.
-    private static func monotonicNow() -> UInt64 {
-        UInt64(clamping: SystemDeliveryClock().now().nanoseconds)
     }
 
     /// Answers that prove their device was not delivered: a status other than 2xx (APNs, FCM,
@@ -428,7 +426,8 @@ final class LaneHost: TransferLoopHost, @unchecked Sendable {
     }
 
     /// Until the machine's next deadline (`now`, the lane's clock) or the held events'
-    /// (`realNow`: they go out by it even if the network stays quiet), whichever comes first;
+    /// (`realNow`, the hold's clock: they go out by it even if the network stays quiet),
+    /// whichever comes first;
     /// without either, until a wake-up (every producer, control, credential and verdict wakes
     /// the loop), the network or the engine's own timers: nothing polls.
     private func timeout(now: DeliveryInstant, realNow: UInt64) -> Int32 {
