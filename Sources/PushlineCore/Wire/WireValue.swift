@@ -110,44 +110,31 @@ public enum WireValue {
     /// servers decode before they resolve), or nil. A configured URL must name its resource
     /// as written: a server or a proxy would resolve such a segment to another path.
     public static func dotSegment(inURL url: String) -> String? {
-        let bytes = Array(url.utf8)
-        // The path starts at the first '/' after "scheme://host".
-        var index = 0
-        while index + 2 < bytes.count, !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/") && bytes[index + 2] == UInt8(ascii: "/")) { index += 1 }
-        guard index + 2 < bytes.count else { return nil }
-        index += 3
-        while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") { index += 1 }
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "/") else { return nil }
-        var segment: [UInt8] = []
-        // ".", "..", or either with dots written "%2e" / "%2E".
-        func isDot(_ segment: [UInt8]) -> Bool {
-            var dots = 0
-            var i = 0
-            while i < segment.count {
-                if segment[i] == UInt8(ascii: ".") {
-                    i += 1
-                } else if i + 2 < segment.count, segment[i] == UInt8(ascii: "%"), segment[i + 1] == UInt8(ascii: "2"), segment[i + 2] | 0x20 == UInt8(ascii: "e") {
-                    i += 3
-                } else {
-                    return false
-                }
-                dots += 1
-            }
-            return dots == 1 || dots == 2
-        }
-        index += 1
-        while index <= bytes.count {
-            let end = index == bytes.count || bytes[index] == UInt8(ascii: "/") || bytes[index] == UInt8(ascii: "?") || bytes[index] == UInt8(ascii: "#")
-            if end {
-                if isDot(segment) { return String(decoding: segment, as: UTF8.self) }
-                if index == bytes.count || bytes[index] != UInt8(ascii: "/") { return nil }
-                segment.removeAll(keepingCapacity: true)
-            } else {
-                segment.append(bytes[index])
-            }
-            index += 1
+        let (origin, path) = RouteURL.split(url)
+        // No scheme, or a query or fragment before the first '/': the URL has no path.
+        guard !origin.isEmpty, !origin.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return nil }
+        let beforeQuery = path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        for segment in beforeQuery.split(separator: UInt8(ascii: "/")) where isDotSegment(Array(segment)) {
+            return String(decoding: segment, as: UTF8.self)
         }
         return nil
+    }
+
+    /// ".", "..", or either with dots written "%2e" / "%2E".
+    private static func isDotSegment(_ segment: [UInt8]) -> Bool {
+        var dots = 0
+        var index = 0
+        while index < segment.count {
+            if segment[index] == UInt8(ascii: ".") {
+                index += 1
+            } else if index + 2 < segment.count, segment[index] == UInt8(ascii: "%"), segment[index + 1] == UInt8(ascii: "2"), segment[index + 2] | 0x20 == UInt8(ascii: "e") {
+                index += 3
+            } else {
+                return false
+            }
+            dots += 1
+        }
+        return dots == 1 || dots == 2
     }
 
     public static func headerProblem(_ text: String, maxBytes: Int, allowEmpty: Bool = true) -> Problem? {
