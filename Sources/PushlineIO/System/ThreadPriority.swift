@@ -28,7 +28,7 @@ public enum ThreadPriority {
         public var lowering: Lowering? {
             switch self {
             case .idle: .idle
-            case .nice: .nice(ThreadPriority.background())
+            case .nice: .nice(ThreadPriority.backgroundNice())
             case .normal: nil
             }
         }
@@ -36,7 +36,7 @@ public enum ThreadPriority {
 
     /// A change a thread applies to itself (`lowerCurrentThread()`).
     public enum Lowering: Sendable, Equatable {
-        /// The idle scheduling policy; the nice value (`background()`) where the kernel refuses it.
+        /// The idle scheduling policy; the nice value (`backgroundNice()`) where the kernel refuses it.
         case idle
         /// This nice value, when it is lower than the thread's.
         case nice(Int32)
@@ -45,7 +45,7 @@ public enum ThreadPriority {
         public func lowerCurrentThread() {
             switch self {
             case .idle:
-                if !ThreadPriority.idleCurrentThread() { ThreadPriority.lowerCurrentThread(to: ThreadPriority.background()) }
+                if !ThreadPriority.idleCurrentThread() { ThreadPriority.lowerCurrentThread(to: ThreadPriority.backgroundNice()) }
             case .nice(let nice):
                 ThreadPriority.lowerCurrentThread(to: nice)
             }
@@ -64,7 +64,7 @@ public enum ThreadPriority {
 
     /// The nice value a sending run's background threads get under `.nice`: the process's plus
     /// the offset, at most 19.
-    public static func background() -> Int32 {
+    public static func backgroundNice() -> Int32 {
         min(19, processNice() + backgroundOffset)
     }
 

@@ -134,6 +134,10 @@ public struct CampaignRun: Sendable {
     /// How a sending run gets a provider's lane: from its configuration and the campaign's routes.
     public typealias LaneFactory = @Sendable (ProviderSendConfiguration, RouteTable) throws -> any DeliveryLane
 
+    /// The cores this process may use (a cgroup's quota counted): the default number of encode
+    /// workers, and the most encode threads a sending run makes.
+    static var cores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
     public init(
         pipeline: LoadedPipeline, audiencePath: String, outputFolder: String, workers: Int? = nil,
         mode: RunMode = .dryRun, laneFactory: LaneFactory? = nil, logger: Logger
@@ -141,7 +145,7 @@ public struct CampaignRun: Sendable {
         self.pipeline = pipeline
         self.audiencePath = audiencePath
         self.outputFolder = outputFolder
-        let requested = workers ?? ProcessInfo.processInfo.activeProcessorCount
+        let requested = workers ?? Self.cores
         self.workers = min(max(requested, Self.workerRange.lowerBound), Self.workerRange.upperBound)
         self.readerOptions = AudienceReader.Options(maxBatchBytes: Self.batchBytes, maxLineBytes: pipeline.campaign.maxLineBytes)
         self.mode = mode
@@ -291,7 +295,7 @@ public struct CampaignRun: Sendable {
         // At most one a core, as the pool has: more workers share them (`--workers 256` is not
         // 256 threads).
         let encodeThreads = lowering.map { lowering in
-            (0..<min(workers, max(1, ProcessInfo.processInfo.activeProcessorCount))).map { _ in
+            (0..<min(workers, Self.cores)).map { _ in
                 DedicatedThreadExecutor(name: "pushline-encode", lowering: lowering)
             }
         } ?? []

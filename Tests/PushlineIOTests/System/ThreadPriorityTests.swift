@@ -45,7 +45,7 @@ struct ThreadPriorityTests {
         // Another thread (the process's main thread) kept its value.
         #expect(Int(ThreadPriority.processNice()) == process)
         #expect(start <= target)
-        #expect(ThreadPriority.background() == min(19, ThreadPriority.processNice() + ThreadPriority.backgroundOffset))
+        #expect(ThreadPriority.backgroundNice() == min(19, ThreadPriority.processNice() + ThreadPriority.backgroundOffset))
     }
 
     /// `.idle` puts the calling thread under SCHED_IDLE, as the kernel reports it, and no other
@@ -74,7 +74,7 @@ struct ThreadPriorityTests {
     /// What each `--background-priority` value asks of the background threads.
     @Test func eachBackgroundChoiceLowersAsDocumented() {
         #expect(ThreadPriority.Background.idle.lowering == .idle)
-        #expect(ThreadPriority.Background.nice.lowering == .nice(ThreadPriority.background()))
+        #expect(ThreadPriority.Background.nice.lowering == .nice(ThreadPriority.backgroundNice()))
         #expect(ThreadPriority.Background.normal.lowering == nil)
         #expect(ThreadPriority.Background.allCases.map(\.rawValue) == ["idle", "nice", "normal"])
     }
