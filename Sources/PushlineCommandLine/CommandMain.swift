@@ -49,7 +49,12 @@ public enum CommandMain {
         // ArgumentParser's only other codes: a usage error, or EXIT_FAILURE for an error no
         // command turned into its own code (a bug).
         let outcome: PushlineExit = code == .validationFailure ? .usage : .internalError
-        let message = root.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        // Whole, on one line: ArgumentParser lists some choices one a line ("…following:\n  - a\n
+        // - b"), written here as "…following: a, b"; a line break in a value the user gave is
+        // escaped by `Console.fail` (cutting at the first one lost the rest of the message).
+        var message = root.message(for: error).replacing(":\n  - ", with: ": ").replacing("\n  - ", with: ", ")
+        while message.last?.isNewline == true { message.removeLast() }
+        if message.isEmpty { message = "\(error)" }
         Console.fail(message + (outcome == .usage ? " (see --help)" : ""), program: program)
         exit(outcome.rawValue)
     }

@@ -34,9 +34,27 @@ public enum Console {
         _ = writeAll(2, Array((text + "\n").utf8))
     }
 
-    /// `<program>: error: …`: the one line a command prints when it cannot do its job.
+    /// `<program>: error: …`: the one line a command prints when it cannot do its job. Control
+    /// characters in the message (a value the user gave, echoed back) are written escaped, so it
+    /// stays one line whatever went in.
     public static func fail(_ message: String, program: String) {
-        error("\(program): error: \(message)")
+        error("\(program): error: \(oneLine(message))")
+    }
+
+    /// `text` with its control characters written as `\n`, `\r`, `\t` or `\u{XX}`.
+    static func oneLine(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
+        var line = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: line += "\\n"
+            case 0x0D: line += "\\r"
+            case 0x09: line += "\\t"
+            case 0..<0x20, 0x7F: line += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        return line
     }
 
     /// Writes everything, retrying short writes and EINTR; returns errno on failure.

@@ -109,6 +109,10 @@ struct CommandLineTests {
         (["run", CommandLineTests.demo, "--workers", "99999999999999999999"], "pushline: error: The value '99999999999999999999' is invalid for '--workers <workers>' (see --help)"),
         (["run", CommandLineTests.demo, "--drain-timeout", "3601"], "pushline: error: --drain-timeout must be between 0 and 3600 seconds; got 3601 (see --help)"),
         (["run", CommandLineTests.demo, "--drain-timeout=-1"], "pushline: error: --drain-timeout must be between 0 and 3600 seconds; got -1 (see --help)"),
+        (["run", CommandLineTests.demo, "--background-priority", "realtime"], "pushline: error: The value 'realtime' is invalid for '--background-priority <idle|nice|normal>'. Please provide one of 'idle', 'nice' or 'normal'. (see --help)"),
+        // A line break in a value the error echoes stays in its one line, escaped, whole.
+        (["run", CommandLineTests.demo, "--background-priority", "idle\r\nx"], #"pushline: error: The value 'idle\r\nx' is invalid for '--background-priority <idle|nice|normal>'. Please provide one of 'idle', 'nice' or 'normal'. (see --help)"#),
+        (["run", CommandLineTests.demo, "--log-level", "info\nx\u{1B}[2J"], #"pushline: error: The value 'info\nx\u{1B}[2J' is invalid for '--log-level <log-level>'. Please provide one of the following: trace, debug, info, notice, warning, error, critical (see --help)"#),
         (["run", CommandLineTests.demo, "--now", "9223372036854775807"], "pushline: error: --now must be between 0 and 253402300799 (UNIX seconds up to the year 9999); got 9223372036854775807 (see --help)"),
         (["validate", CommandLineTests.demo, "--now", "253402300800"], "pushline: error: --now must be between 0 and 253402300799 (UNIX seconds up to the year 9999); got 253402300800 (see --help)"),
         (["render", CommandLineTests.demo, "--line", "1", "--now=-1"], "pushline: error: --now must be between 0 and 253402300799 (UNIX seconds up to the year 9999); got -1 (see --help)"),
